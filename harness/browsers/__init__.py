@@ -1,0 +1,10 @@
+"""Browser drivers by name. Add a family here and in ``BROWSERS``."""
+
+from harness.browsers.base import BrowserDriver, BrowserNotFound, BrowserSession, Located, ProcessInfo
+from harness.browsers.chromium import ChromiumDriver
+
+BROWSERS: dict[str, type[BrowserDriver]] = {
+    "chromium": ChromiumDriver,
+}
+
+__all__ = ["BROWSERS", "BrowserDriver", "BrowserNotFound", "BrowserSession", "Located", "ProcessInfo"]

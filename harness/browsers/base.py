@@ -1,0 +1,83 @@
+"""The seam every browser family implements.
+
+A :class:`BrowserDriver` knows how to find its browser and launch it; the
+:class:`BrowserSession` it returns opens the runner page, lets the runner wait while pumping the
+driver's event loop, reports the browser's processes for memory sampling, and says when the
+browser died. Drivers never know about tables or reports.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+
+
+class BrowserNotFound(RuntimeError):
+    """The browser (or its driver) is not installed; the message says how to install it."""
+
+
+@dataclass
+class ProcessInfo:
+    pid: int
+    process_type: str  # Chrome's --type (browser, renderer, gpu-process, utility, zygote) or WebKit's process name
+
+
+@dataclass
+class Located:
+    """Where a browser was found: executable path, how it is driven, install hint if missing."""
+
+    name: str
+    executable: str
+    driver: str
+    notes: list[str] = field(default_factory=list)
+
+
+class BrowserSession(abc.ABC):
+    """One launched browser. All methods are called from the runner's thread."""
+
+    version: str = ""
+    #: "real" when the engine exposes WebGPU, else "emulated" (set by the driver).
+    webgpu_default: str = "real"
+
+    @abc.abstractmethod
+    def open(self, url: str) -> None:
+        """Open ``url`` in a fresh page (closing the previous one)."""
+
+    @abc.abstractmethod
+    def pump(self, seconds: float) -> None:
+        """Wait ``seconds`` while letting the driver deliver its events."""
+
+    @abc.abstractmethod
+    def dead(self) -> str | None:
+        """None while the browser and page live, else why not (one line)."""
+
+    @abc.abstractmethod
+    def processes(self) -> list[ProcessInfo]:
+        """The browser's processes now, each labelled with its process type."""
+
+    @abc.abstractmethod
+    def evaluate(self, expression: str):
+        """Evaluate a JS expression (may return a promise) in the open page; JSON result."""
+
+    def worker_heap(self) -> dict[str, int] | None:
+        """JS heap of the workload's worker (bytes) where the driver can read it, else None."""
+        return None
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Close the browser; never raises."""
+
+
+class BrowserDriver(abc.ABC):
+    """A browser family. Subclasses set ``name`` and implement ``locate`` and ``launch``."""
+
+    name: str = ""
+    description: str = ""
+
+    @abc.abstractmethod
+    def locate(self, browser_path: str | None = None) -> Located:
+        """Find the browser. Raises :class:`BrowserNotFound` with install instructions."""
+
+    @abc.abstractmethod
+    def launch(self, located: Located, headed: bool = False) -> BrowserSession:
+        """Start the browser. Raises :class:`BrowserNotFound` or ``RuntimeError``."""

@@ -1,0 +1,301 @@
+"""Command line: ``webgpu-harness run | serve | doctor``.
+
+Bad input (unknown browser, workload, variant or profile; a bad number) prints one line naming
+the valid choices and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from harness import REPO_ROOT, __version__
+from harness.browsers import BROWSERS, BrowserNotFound
+from harness.workloads import Workload, discover
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="Measure, in real browsers, what WebGPU LLM decoding costs per generated token.")
+console = Console()
+err = Console(stderr=True)
+
+#: The suite ``run`` measures when no --workload is given.
+DEFAULT_WORKLOADS = ["decode-loop"]
+RUNS_DIR = REPO_ROOT / "reports" / "runs"
+
+
+def fail(message: str) -> None:
+    """Print a one-line error and exit 2 (bad input)."""
+    err.print(f"error: {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _split(values: Optional[List[str]]) -> list[str]:
+    return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
+
+
+def _parse_params(values: Optional[List[str]]) -> dict:
+    out: dict = {}
+    for item in values or []:
+        if "=" not in item:
+            fail(f"--param {item!r} is not KEY=VALUE")
+        k, v = item.split("=", 1)
+        for conv in (int, float):
+            try:
+                out[k] = conv(v)
+                break
+            except ValueError:
+                continue
+        else:
+            out[k] = {"true": True, "false": False}.get(v.lower(), v)
+    return out
+
+
+def resolve_plan_inputs(browser, workload, variant, profile, browser_path):
+    """Validate names against what exists. Returns (browsers, workloads, variants, profiles)."""
+    all_wl = discover()
+    names = _split(workload) or DEFAULT_WORKLOADS
+    for n in names:
+        if n not in all_wl:
+            fail(f"unknown workload {n!r} (valid: {', '.join(sorted(all_wl))})")
+    wls: list[Workload] = [all_wl[n] for n in names]
+    browsers = _split(browser)
+    for b in browsers:
+        if b not in BROWSERS:
+            fail(f"unknown browser {b!r} (valid: {', '.join(BROWSERS)})")
+    if browsers:
+        for b in browsers:
+            try:
+                BROWSERS[b]().locate(browser_path)
+            except BrowserNotFound as exc:
+                fail(f"{b}: {exc}")
+    else:
+        browsers = [b for b in BROWSERS if _available(b, browser_path)]
+        if not browsers:
+            fail("no supported browser is installed; run `webgpu-harness doctor` for how to install one")
+    wanted = _split(variant)
+    variants = {}
+    for wl in wls:
+        if wanted:
+            bad = [v for v in wanted if v not in wl.variants]
+            if bad:
+                fail(f"unknown variant {bad[0]!r} for workload {wl.name} (valid: {', '.join(wl.variants)})")
+            variants[wl.name] = wanted
+        else:
+            variants[wl.name] = wl.variants_to_run()
+    profiles = {}
+    for wl in wls:
+        if profile:
+            if wl.profiles and profile not in wl.profiles:
+                fail(f"unknown profile {profile!r} for workload {wl.name} (valid: {', '.join(wl.profiles)})")
+            profiles[wl.name] = profile if wl.profiles else None
+        else:
+            profiles[wl.name] = wl.default_profile
+    return browsers, wls, variants, profiles
+
+
+def _available(name: str, browser_path: Optional[str]) -> bool:
+    try:
+        BROWSERS[name]().locate(browser_path)
+        return True
+    except BrowserNotFound:
+        return False
+
+
+@app.command()
+def run(
+    browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s) to run, comma-separated: {', '.join(BROWSERS)}. Default: every one installed."),
+    workload: Optional[List[str]] = typer.Option(None, "--workload", "-w", help="Workload(s) from workloads/. Default: the default suite (decode-loop)."),
+    variant: Optional[List[str]] = typer.Option(None, "--variant", "-v", help="Variant(s) of the workload. Default: the manifest's default variants (decode-loop: fresh, reuse)."),
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Model profile from the workload's manifest. Default: the manifest's default profile."),
+    tokens: int = typer.Option(64, "--tokens", "-n", help="Tokens to decode per cell."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. Default: reports/runs/<timestamp>/."),
+    headed: bool = typer.Option(False, "--headed", help="Show the browser window (needs a display)."),
+    browser_path: Optional[str] = typer.Option(None, "--browser-path", help="Browser executable to launch instead of the one found."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the workload's random weights."),
+    param: Optional[List[str]] = typer.Option(None, "--param", help="Workload parameter KEY=VALUE (repeatable)."),
+    repeat: int = typer.Option(1, "--repeat", help="Repetitions of every cell."),
+    memory_interval_ms: int = typer.Option(250, "--memory-interval-ms", help="Period of the per-process RSS/USS sampler (ms)."),
+    step_timeout_s: float = typer.Option(120.0, "--step-timeout-s", help="Fail a cell when no sample arrives for this long (s)."),
+    no_probes: bool = typer.Option(False, "--no-probes", help="Don't wrap WebGPU calls (timing only; counters read 0)."),
+):
+    """Run workloads in browsers, record every sample, write tables and an HTML report."""
+    if not 1 <= tokens <= 100_000:
+        fail(f"--tokens must be between 1 and 100000 (got {tokens})")
+    if not 1 <= repeat <= 1000:
+        fail(f"--repeat must be between 1 and 1000 (got {repeat})")
+    if memory_interval_ms < 10:
+        fail(f"--memory-interval-ms must be at least 10 (got {memory_interval_ms})")
+    browsers, wls, variants, profiles = resolve_plan_inputs(browser, workload, variant, profile, browser_path)
+    from harness.runner import RunPlan, Runner
+
+    plan = RunPlan(browsers=browsers, workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
+                   seed=seed, params=_parse_params(param), repeat=repeat, headed=headed,
+                   browser_path=browser_path, memory_interval_s=memory_interval_ms / 1000,
+                   step_timeout_s=step_timeout_s, probes=not no_probes)
+    run_dir = output or RUNS_DIR / datetime.now().strftime("%Y%m%d-%H%M%S")
+    if (run_dir / "samples.jsonl").exists():
+        fail(f"{run_dir} already holds a run; choose another --output")
+    cells = _execute(plan, run_dir)
+    report = finish_run(run_dir)
+    print_summary(run_dir)
+    console.print(f"report: {report}")
+    failed = [c for c in cells if c.status == "failed"]
+    if failed:
+        err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed), highlight=False)
+        raise typer.Exit(1)
+
+
+def _execute(plan, run_dir: Path):
+    from harness.runner import Runner
+
+    runner = Runner(plan, run_dir, argv=sys.argv)
+    total = len(runner.cells)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=False) as progress:
+        overall = progress.add_task("cells", total=total)
+        tasks: dict[str, int] = {}
+
+        def on(event, cell, info):
+            if event == "start":
+                tasks[cell.cell] = progress.add_task(f"{cell.browser} {cell.workload}/{cell.variant}", total=cell.tokens)
+            elif event == "step":
+                progress.update(tasks[cell.cell], completed=info["steps"])
+            elif event == "end":
+                if cell.cell in tasks:
+                    progress.update(tasks[cell.cell], description=f"{cell.browser} {cell.workload}/{cell.variant}: {cell.status}")
+                progress.advance(overall)
+
+        runner.progress = on
+        return runner.run()
+
+
+def finish_run(run_dir: Path) -> Path:
+    """Build the tables and the report of a finished (or crashed) run folder."""
+    from harness import report, tables
+
+    t = tables.build(run_dir)
+    tables.write(t, run_dir)
+    return report.render(t, run_dir)
+
+
+def print_summary(run_dir: Path) -> None:
+    import pandas as pd
+
+    s = pd.read_csv(run_dir / "summary.csv")
+    table = Table(title=f"summary ({run_dir})")
+    cols = ["browser", "adapter", "webgpu", "workload", "variant", "profile", "status", "bind_groups_per_token",
+            "dispatches_per_token", "submits_per_token", "live_bind_groups_end", "median_ms_per_token", "tokens_identical"]
+    for c in cols:
+        table.add_column(c.replace("_per_token", "/tok").replace("_", " "))
+    for _, r in s.iterrows():
+        table.add_row(*["" if pd.isna(r[c]) else (f"{r[c]:.1f}" if isinstance(r[c], float) else str(r[c])) for c in cols])
+    console.print(table)
+
+
+@app.command()
+def serve(
+    workload: Optional[List[str]] = typer.Option(None, "--workload", "-w", help="Workload(s) to offer."),
+    variant: Optional[List[str]] = typer.Option(None, "--variant", "-v", help="Variant(s)."),
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Model profile."),
+    tokens: int = typer.Option(64, "--tokens", "-n", help="Tokens per cell."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder for the samples."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    port: int = typer.Option(0, "--port", help="Port (0: a free one)."),
+    label: str = typer.Option("manual", "--label", help="Browser label recorded for these cells."),
+):
+    """Serve the workloads for a browser you open yourself; samples are still recorded.
+
+    Prints one URL per cell. Stop with Ctrl-C: the tables and report are then written."""
+    all_wl = discover()
+    names = _split(workload) or DEFAULT_WORKLOADS
+    for n in names:
+        if n not in all_wl:
+            fail(f"unknown workload {n!r} (valid: {', '.join(sorted(all_wl))})")
+    if not 1 <= tokens <= 100_000:
+        fail(f"--tokens must be between 1 and 100000 (got {tokens})")
+    from harness.runner import RunPlan, Runner, cell_config
+    from harness.server import ServerThread, create_app
+
+    wls = [all_wl[n] for n in names]
+    wanted = _split(variant)
+    variants = {}
+    for wl in wls:
+        bad = [v for v in wanted if v not in wl.variants]
+        if bad:
+            fail(f"unknown variant {bad[0]!r} for workload {wl.name} (valid: {', '.join(wl.variants)})")
+        variants[wl.name] = wanted or wl.variants_to_run()
+    profiles = {}
+    for wl in wls:
+        if profile and wl.profiles and profile not in wl.profiles:
+            fail(f"unknown profile {profile!r} for workload {wl.name} (valid: {', '.join(wl.profiles)})")
+        profiles[wl.name] = profile or wl.default_profile
+    plan = RunPlan(browsers=[label], workloads=wls, variants=variants, profiles=profiles, tokens=tokens)
+    run_dir = output or RUNS_DIR / (datetime.now().strftime("%Y%m%d-%H%M%S") + "-serve")
+    runner = Runner(plan, run_dir, argv=sys.argv)
+    for cell in runner.cells:
+        runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan))
+    runner.write_manifest()
+    with ServerThread(create_app(runner.store), host=host, port=port) as server:
+        console.print(f"serving {REPO_ROOT} at {server.url}/  (samples → {run_dir}/samples.jsonl)")
+        for cell in runner.cells:
+            console.print(f"  {server.url}/web/runner.html?cell={cell.cell}")
+        try:
+            while True:
+                time.sleep(1)
+                for cell in runner.cells:
+                    st = runner.store.cells[cell.cell]
+                    if st.outcome and cell.status == "pending":
+                        cell.status = {"done": "ok", "skip": "skipped"}.get(st.outcome, "failed")
+                        cell.reason = st.reason
+                        runner._record_env(cell, st.env)
+                        runner.write_manifest()
+                        console.print(f"{cell.cell}: {cell.status} {cell.reason}")
+        except KeyboardInterrupt:
+            pass
+    runner.write_manifest()
+    runner.store.close()
+    console.print(f"report: {finish_run(run_dir)}")
+
+
+@app.command()
+def doctor():
+    """List browsers, drivers and WebGPU adapters found, and how to install what is missing."""
+    table = Table(title="webgpu-harness doctor")
+    for col in ("browser", "found", "version / path", "WebGPU adapter", "how to fix"):
+        table.add_column(col)
+    for name, cls in BROWSERS.items():
+        driver = cls()
+        try:
+            located = driver.locate()
+        except BrowserNotFound as exc:
+            table.add_row(name, "no", "", "", str(exc))
+            continue
+        adapter, version, fix = "", located.executable, ""
+        try:
+            from harness.doctor import probe_adapter
+
+            version, adapter = probe_adapter(driver, located)
+        except Exception as exc:  # a broken install is reported, not raised
+            fix = f"launch failed: {str(exc).splitlines()[0]}"
+        table.add_row(name, "yes", version, adapter, fix)
+    console.print(table)
+    console.print(f"workloads: {', '.join(sorted(discover()))}")
+
+
+def main() -> None:  # pragma: no cover - console script entry
+    app()
+
+
+@app.callback(invoke_without_command=False)
+def _version(version: bool = typer.Option(False, "--version", help="Print the version and exit.")):
+    if version:
+        console.print(__version__)
+        raise typer.Exit(0)

@@ -1,0 +1,102 @@
+"""Renders a run's tables into one self-contained HTML file (jinja2 + plotly.js inlined).
+
+The report opens offline: plotly.js is embedded once, each chart's data is embedded as JSON
+(``<script type="application/json" id="chart-data">``, also what tests read). Every trace name
+and table row says where its numbers came from: browser + version, adapter, and whether WebGPU
+was real or emulated.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jinja2
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+
+from harness import REPO_ROOT
+from harness.tables import Tables
+
+TEMPLATES = REPO_ROOT / "reports" / "templates"
+
+
+def provenance(row: pd.Series | dict) -> str:
+    """Short label of where a number came from: ``chromium 156.0 · google swiftshader · real WebGPU``."""
+    version = str(row.get("browser_version") or "").split(".")[0]
+    webgpu = row.get("webgpu") or "?"
+    label = "emulated WebGPU (modeled native memory)" if webgpu == "emulated" else f"{webgpu} WebGPU"
+    return f"{row.get('browser')} {version} · {row.get('adapter') or 'no adapter'} · {label}"
+
+
+def _trace_name(row) -> str:
+    return f"{row['workload']}/{row['variant']} [{row['profile']}] r{row['repetition']} — {provenance(row)}"
+
+
+def _line_chart(tables: Tables, column: str, title: str, ytitle: str) -> dict:
+    fig = go.Figure()
+    for _, row in tables.summary.iterrows():
+        s = tables.steps[tables.steps["cell"] == row["cell"]]
+        if not len(s) or s[column].isna().all():
+            continue
+        fig.add_trace(go.Scatter(x=s["step"].tolist(), y=s[column].tolist(), mode="lines+markers",
+                                 marker={"size": 3}, name=_trace_name(row),
+                                 meta={"cell": row["cell"], "variant": row["variant"]}))
+    fig.update_layout(title=title, xaxis_title="token", yaxis_title=ytitle, template="plotly_white",
+                      legend={"orientation": "h", "y": -0.25}, margin={"t": 50})
+    return json.loads(fig.to_json())
+
+
+def _memory_chart(tables: Tables) -> dict:
+    fig = go.Figure()
+    mem = tables.memory[tables.memory["source"] == "psutil"]
+    for _, row in tables.summary.iterrows():
+        m = mem[mem["cell"] == row["cell"]]
+        for ptype, grp in m.groupby("process_type"):
+            fig.add_trace(go.Scatter(x=grp["time_s"].tolist(), y=(grp["rss_bytes"] / 2**20).round(2).tolist(),
+                                     mode="lines", name=f"{ptype} RSS — {_trace_name(row)}",
+                                     meta={"cell": row["cell"], "variant": row["variant"], "process_type": ptype}))
+    fig.update_layout(title="Memory per process (RSS, psutil) over time", xaxis_title="run time (s)",
+                      yaxis_title="MiB", template="plotly_white", legend={"orientation": "h", "y": -0.25})
+    return json.loads(fig.to_json())
+
+
+def charts(tables: Tables) -> dict[str, dict]:
+    """Chart id → plotly figure dict."""
+    return {
+        "bind_groups_per_token": _line_chart(tables, "create_bind_group", "createBindGroup calls per token", "calls"),
+        "live_bind_groups": _line_chart(tables, "bind_groups_live", "Live GPUBindGroup wrappers (created − collected)", "bind groups"),
+        "memory": _memory_chart(tables),
+        "ms_per_token": _line_chart(tables, "wall_ms", "Per-token latency (wall time to the token's sync)", "ms"),
+    }
+
+
+def _fmt(v) -> str:
+    if v is None or (isinstance(v, float) and pd.isna(v)):
+        return "—"
+    if isinstance(v, float):
+        return f"{v:,.2f}" if abs(v) < 1000 else f"{v:,.0f}"
+    return str(v)
+
+
+def render(tables: Tables, run_dir: Path) -> Path:
+    """Write ``<run_dir>/report.html`` and return its path."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
+    env.filters["fmt"] = _fmt
+    env.filters["mib"] = lambda v: "—" if v is None or pd.isna(v) else f"{v / 2**20:,.1f}"
+    summary = tables.summary.copy()
+    summary["provenance"] = [provenance(r) for _, r in summary.iterrows()]
+    peak_cols = [c for c in summary.columns if c.startswith("peak_rss_bytes_")]
+    html = env.get_template("report.html.j2").render(
+        manifest=tables.manifest,
+        summary=summary.to_dict("records"),
+        peak_cols=peak_cols,
+        events=tables.events[tables.events["kind"].isin(["error", "skip", "cell_status"])].to_dict("records"),
+        envs=tables.env,
+        chart_json=json.dumps(charts(tables)).replace("</", "<\\/"),
+        plotly_js=get_plotlyjs(),
+    )
+    out = Path(run_dir) / "report.html"
+    out.write_text(html, encoding="utf-8")
+    return out

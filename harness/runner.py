@@ -1,0 +1,220 @@
+"""Runs a plan of cells (browser × workload × variant × profile) and records everything.
+
+One browser launch serves all of its cells; each cell gets a fresh browser context. A cell
+ends when the worker posts ``done``, ``error`` or ``skip``, when the browser dies, or when no
+sample arrives for ``step_timeout_s``. Whatever was received stays in ``samples.jsonl``; the
+cell is marked ``failed`` with the reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from harness import environment
+from harness.browsers import BROWSERS, BrowserNotFound, BrowserSession, Located
+from harness.probes.process_memory import DEFAULT_INTERVAL_S, ProcessMemoryProbe
+from harness.server import ServerThread, create_app
+from harness.store import SampleStore
+from harness.workloads import Workload
+
+
+@dataclass
+class Cell:
+    """One measured combination. ``status``: pending → ok / failed / skipped."""
+
+    cell: str
+    browser: str
+    workload: str
+    variant: str
+    profile: str | None
+    tokens: int
+    repetition: int = 0
+    seed: int = 1
+    params: dict[str, Any] = field(default_factory=dict)
+    browser_version: str = ""
+    adapter: str = ""
+    webgpu: str = ""
+    status: str = "pending"
+    reason: str = ""
+
+
+@dataclass
+class RunPlan:
+    """What to run. ``variants``/``profiles`` map workload name → chosen names."""
+
+    browsers: list[str]
+    workloads: list[Workload]
+    variants: dict[str, list[str]]
+    profiles: dict[str, str | None]
+    tokens: int = 64
+    seed: int = 1
+    params: dict[str, Any] = field(default_factory=dict)
+    repeat: int = 1
+    headed: bool = False
+    browser_path: str | None = None
+    memory_interval_s: float = DEFAULT_INTERVAL_S
+    heap_interval_s: float = 1.0
+    start_timeout_s: float = 90.0
+    step_timeout_s: float = 120.0
+    probes: bool = True
+    webgpu: str = "auto"  # auto | real | emulated
+
+    def cells(self) -> list[Cell]:
+        out = []
+        for browser, wl, rep in itertools.product(self.browsers, self.workloads, range(self.repeat)):
+            for variant in self.variants[wl.name]:
+                profile = self.profiles.get(wl.name)
+                cid = f"{browser}.{wl.name}.{variant}.{profile or 'default'}.r{rep}"
+                out.append(Cell(cid, browser, wl.name, variant, profile, self.tokens, rep, self.seed,
+                                {**wl.parameters, **self.params}))
+        return out
+
+
+Progress = Callable[[str, Cell, dict], None]
+
+
+def cell_config(cell: Cell, wl: Workload, plan: RunPlan) -> dict[str, Any]:
+    """The JSON the worker bootstrap fetches from ``/api/cells/<cell>``."""
+    profile = wl.profiles.get(cell.profile, {}) if cell.profile else {}
+    return {
+        "cell": cell.cell,
+        "entry_url": wl.entry_url,
+        "probes": plan.probes,
+        "webgpu": plan.webgpu,
+        "emulation_module": "/web/emulation/webgpu-emulated.js",
+        "params": {**cell.params, "workload": wl.name, "variant": cell.variant,
+                   "profileName": cell.profile, "profile": profile, "tokens": cell.tokens, "seed": cell.seed},
+    }
+
+
+class Runner:
+    """Executes a :class:`RunPlan` into ``run_dir``. ``progress(event, cell, info)`` is called on
+    ``start``, ``step`` and ``end`` of each cell."""
+
+    def __init__(self, plan: RunPlan, run_dir: Path, progress: Progress | None = None, argv: list[str] | None = None):
+        self.plan = plan
+        self.run_dir = Path(run_dir)
+        self.progress = progress or (lambda *a: None)
+        self.store = SampleStore(self.run_dir)
+        self.cells = plan.cells()
+        self.workloads = {w.name: w for w in plan.workloads}
+        self.manifest: dict[str, Any] = {**environment.describe(), "argv": argv or [],
+                                         "parameters": self._parameters(), "browsers": {}, "cells": []}
+
+    def _parameters(self) -> dict[str, Any]:
+        p = self.plan
+        return {"browsers": p.browsers, "workloads": [w.name for w in p.workloads], "variants": p.variants,
+                "profiles": p.profiles, "tokens": p.tokens, "seed": p.seed, "params": p.params,
+                "repeat": p.repeat, "headed": p.headed, "probes": p.probes, "webgpu": p.webgpu,
+                "memory_interval_s": p.memory_interval_s, "step_timeout_s": p.step_timeout_s}
+
+    def write_manifest(self) -> None:
+        self.manifest["cells"] = [asdict(c) for c in self.cells]
+        path = self.run_dir / "manifest.json"
+        path.write_text(json.dumps(self.manifest, indent=2, default=str))
+
+    def run(self) -> list[Cell]:
+        for cell in self.cells:
+            self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan))
+        self.write_manifest()
+        app = create_app(self.store)
+        try:
+            with ServerThread(app) as server:
+                for browser in self.plan.browsers:
+                    self._run_browser(browser, [c for c in self.cells if c.browser == browser], server.url)
+        finally:
+            self.write_manifest()
+            self.store.close()
+        return self.cells
+
+    def _run_browser(self, browser: str, cells: list[Cell], base_url: str) -> None:
+        driver = BROWSERS[browser]()
+        try:
+            located = driver.locate(self.plan.browser_path)
+        except BrowserNotFound as exc:
+            for cell in cells:
+                self._finish(cell, "skipped", str(exc))
+            return
+        self.manifest["browsers"][browser] = asdict(located)
+        session: BrowserSession | None = None
+        try:
+            for cell in cells:
+                if session is None or session.dead():
+                    if session is not None:
+                        session.close()
+                    try:
+                        session = driver.launch(located, headed=self.plan.headed)
+                    except Exception as exc:  # launch failures fail the cell, the run goes on
+                        self._finish(cell, "failed", f"browser launch failed: {exc}")
+                        session = None
+                        continue
+                    self.manifest["browsers"][browser]["version"] = session.version
+                self._run_cell(session, cell, base_url)
+        finally:
+            if session is not None:
+                session.close()
+
+    def _run_cell(self, session: BrowserSession, cell: Cell, base_url: str) -> None:
+        state = self.store.cells[cell.cell]
+        cell.browser_version = session.version
+        self.progress("start", cell, {})
+        memory = ProcessMemoryProbe(self.store, cell.cell, session.processes, self.plan.memory_interval_s)
+        try:
+            session.open(f"{base_url}/web/runner.html?cell={cell.cell}")
+        except Exception as exc:
+            self._finish(cell, "failed", f"could not open the runner page: {str(exc).splitlines()[0]}")
+            return
+        memory.start()
+        last_heap = 0.0
+        last_refresh = 0.0
+        seen_steps = 0
+        try:
+            while not state.finished.is_set():
+                session.pump(0.1)
+                now = time.monotonic()
+                if now - last_refresh > 1.0:
+                    memory.refresh(session.processes())
+                    last_refresh = now
+                if self.plan.heap_interval_s > 0 and now - last_heap > self.plan.heap_interval_s:
+                    memory.sample_heap(session.worker_heap())
+                    last_heap = now
+                if state.steps != seen_steps:
+                    seen_steps = state.steps
+                    self.progress("step", cell, {"steps": seen_steps})
+                why = session.dead()
+                if why:
+                    self._finish(cell, "failed", f"{why}; {state.steps} steps were received and kept")
+                    return
+                idle = now - state.last_sample_monotonic
+                limit = self.plan.start_timeout_s if state.env is None else self.plan.step_timeout_s
+                if idle > limit:
+                    self._finish(cell, "failed", f"timed out: no sample for {idle:.0f} s after step {state.last_step}")
+                    return
+        finally:
+            memory.stop()
+        self._record_env(cell, state.env)
+        if state.outcome == "done":
+            self._finish(cell, "ok", "")
+        elif state.outcome == "skip":
+            self._finish(cell, "skipped", state.reason)
+        else:
+            self._finish(cell, "failed", f"workload error: {state.reason}")
+
+    def _record_env(self, cell: Cell, env: dict | None) -> None:
+        if not env:
+            return
+        a = env.get("adapter") or {}
+        cell.adapter = " ".join(x for x in (a.get("vendor"), a.get("architecture"), a.get("description")) if x)
+        cell.webgpu = env.get("webgpu", "")
+
+    def _finish(self, cell: Cell, status: str, reason: str) -> None:
+        self._record_env(cell, self.store.cells[cell.cell].env)
+        cell.status, cell.reason = status, reason
+        self.store.append(cell.cell, [{"kind": "cell_status", "status": status, "reason": reason}])
+        self.write_manifest()
+        self.progress("end", cell, {"status": status, "reason": reason})

@@ -1,0 +1,128 @@
+"""Pydantic models of the samples a worker, the runner page or the harness records.
+
+Every sample is a JSON object with a ``kind``; the server validates each posted batch against
+:class:`SampleBatch` and answers 422 on anything else. One line of ``samples.jsonl`` is one
+sample plus ``seq`` (arrival order in the run), ``cell`` and ``received_s`` (seconds since the
+run started, harness clock).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Largest request body the results endpoint accepts (bytes). A step sample is ~1 KiB; a
+#: batch of a few hundred fits. Larger bodies get HTTP 413.
+MAX_BODY_BYTES = 1 << 20
+#: Most samples in one POST.
+MAX_SAMPLES_PER_BATCH = 512
+
+Scalar = Union[int, float, str, bool, None]
+Count = Annotated[int, Field(ge=0)]
+
+
+class _Sample(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    t_ms: float | None = Field(None, description="performance.now() in the sender (ms)")
+
+
+class EnvSample(_Sample):
+    """What the worker found: user agent, isolation, adapter info, features and limits."""
+
+    model_config = ConfigDict(extra="allow")
+    kind: Literal["env"]
+    user_agent: str = Field(max_length=1000)
+    webgpu: Literal["real", "emulated", "none"]
+
+
+class StepCounters(BaseModel):
+    """WebGPU calls made during one step (deltas; see web/probes/counters.js)."""
+
+    model_config = ConfigDict(extra="forbid")
+    createBindGroup: Count = 0
+    createBuffer: Count = 0
+    createComputePipeline: Count = 0
+    createComputePipelineAsync: Count = 0
+    createShaderModule: Count = 0
+    createCommandEncoder: Count = 0
+    submit: Count = 0
+    commandBuffersSubmitted: Count = 0
+    writeBuffer: Count = 0
+    writeBufferBytes: Count = 0
+    dispatchWorkgroups: Count = 0
+    dispatchWorkgroupsIndirect: Count = 0
+    mapAsync: Count = 0
+    bufferDestroy: Count = 0
+
+
+class LiveObjects(BaseModel):
+    """Cumulative wrapper counts from FinalizationRegistry (web/probes/live-objects.js)."""
+
+    model_config = ConfigDict(extra="forbid")
+    bind_groups_created: Count
+    bind_groups_collected: Count
+    bind_groups_live: int
+    buffers_created: Count
+    buffers_collected: Count
+    buffers_live: int
+
+
+class StepSample(_Sample):
+    """One token: counter deltas, live objects, CPU encode+submit ms and wall ms to its sync."""
+
+    kind: Literal["step"]
+    step: Count
+    token: int | None = None
+    logits_hash: str | None = Field(None, max_length=64)
+    cpu_ms: float | None = None
+    wall_ms: float = Field(ge=0)
+    counters: StepCounters
+    live: LiveObjects
+    extra: dict[str, Scalar] = Field(default_factory=dict, max_length=64)
+
+
+class LogSample(_Sample):
+    kind: Literal["log"]
+    message: str = Field(max_length=20_000)
+
+
+class ErrorSample(_Sample):
+    """A workload or worker failure; fails the cell."""
+
+    kind: Literal["error"]
+    message: str = Field(max_length=20_000)
+    stack: str = Field("", max_length=50_000)
+
+
+class SkipSample(_Sample):
+    """The cell cannot run here (e.g. no WebGPU adapter); recorded as skipped."""
+
+    kind: Literal["skip"]
+    reason: str = Field(max_length=2_000)
+
+
+class DoneSample(_Sample):
+    kind: Literal["done"]
+    result: dict[str, Any] = Field(default_factory=dict)
+
+
+class UasmSample(_Sample):
+    """performance.measureUserAgentSpecificMemory() of the page (bytes)."""
+
+    kind: Literal["uasm"]
+    bytes: Count
+    breakdown: list[dict[str, Any]] = Field(default_factory=list, max_length=256)
+
+
+PageSample = Annotated[
+    Union[EnvSample, StepSample, LogSample, ErrorSample, SkipSample, DoneSample, UasmSample],
+    Field(discriminator="kind"),
+]
+
+
+class SampleBatch(BaseModel):
+    """Body of ``POST /api/cells/{cell}/samples``."""
+
+    model_config = ConfigDict(extra="forbid")
+    samples: list[PageSample] = Field(min_length=1, max_length=MAX_SAMPLES_PER_BATCH)

@@ -1,0 +1,88 @@
+// WebGPU call counters, installed in the worker before any workload code.
+//
+// Wraps prototype methods of the WebGPU interfaces (WebGPU spec §21 "Programming model" names:
+// GPUDevice, GPUQueue, GPUComputePassEncoder, GPUBuffer) so that every call made by a workload
+// or by a library it loads (onnxruntime-web) is counted. The wrapper only increments a number
+// and forwards the call with the same `this` and arguments; results are returned unchanged.
+//
+// counts: {name -> calls since install}. `writeBufferBytes` and `commandBuffersSubmitted` count
+// bytes and command buffers rather than calls. `lastSubmitEndMs` is the performance.now() (ms)
+// at which the most recent GPUQueue.submit returned, used for the step's CPU encode+submit time.
+
+/** Counter names, in the order the harness tables use. */
+export const COUNTER_NAMES = [
+  'createBindGroup', 'createBuffer', 'createComputePipeline', 'createComputePipelineAsync',
+  'createShaderModule', 'createCommandEncoder', 'submit', 'commandBuffersSubmitted',
+  'writeBuffer', 'writeBufferBytes', 'dispatchWorkgroups', 'dispatchWorkgroupsIndirect',
+  'mapAsync', 'bufferDestroy',
+];
+
+export const counts = Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0]));
+export const timing = { lastSubmitEndMs: null };
+
+const hooks = { createBindGroup: [], createBuffer: [] };
+
+/** Register fn(result) to be called with each object a counted factory method returns. */
+export function onCreate(kind, fn) {
+  hooks[kind].push(fn);
+}
+
+function wrap(proto, method, counter, after) {
+  if (!proto || typeof proto[method] !== 'function') return false;
+  const original = proto[method];
+  if (original.__harnessWrapped) return true;
+  const wrapped = function (...args) {
+    counts[counter] += 1;
+    const result = original.apply(this, args);
+    if (after) after(result, args);
+    return result;
+  };
+  wrapped.__harnessWrapped = true;
+  wrapped.__harnessOriginal = original;
+  Object.defineProperty(proto, method, { value: wrapped, writable: true, configurable: true });
+  return true;
+}
+
+function byteLengthOf(data, dataOffset, size) {
+  // GPUQueue.writeBuffer(buffer, bufferOffset, data, dataOffset?, size?): size is in elements
+  // for TypedArrays and bytes for ArrayBuffer/DataView (WebGPU spec §19.3 "writeBuffer").
+  const elem = ArrayBuffer.isView(data) && !(data instanceof DataView) ? data.BYTES_PER_ELEMENT : 1;
+  const total = ArrayBuffer.isView(data) ? data.byteLength : data.byteLength ?? 0;
+  if (size !== undefined) return size * elem;
+  return total - (dataOffset ?? 0) * elem;
+}
+
+/**
+ * Install the counters on the WebGPU prototypes of `scope` (a worker's global object).
+ * Returns the list of "Interface.method" names that were wrapped (empty when the scope has no
+ * WebGPU interfaces, e.g. WebKitGTK without emulation).
+ */
+export function installCounters(scope = globalThis) {
+  const installed = [];
+  const add = (iface, method, counter, after) => {
+    if (wrap(scope[iface]?.prototype, method, counter, after)) installed.push(`${iface}.${method}`);
+  };
+  add('GPUDevice', 'createBindGroup', 'createBindGroup', (bg) => hooks.createBindGroup.forEach((f) => f(bg)));
+  add('GPUDevice', 'createBuffer', 'createBuffer', (buf) => hooks.createBuffer.forEach((f) => f(buf)));
+  add('GPUDevice', 'createComputePipeline', 'createComputePipeline');
+  add('GPUDevice', 'createComputePipelineAsync', 'createComputePipelineAsync');
+  add('GPUDevice', 'createShaderModule', 'createShaderModule');
+  add('GPUDevice', 'createCommandEncoder', 'createCommandEncoder');
+  add('GPUComputePassEncoder', 'dispatchWorkgroups', 'dispatchWorkgroups');
+  add('GPUComputePassEncoder', 'dispatchWorkgroupsIndirect', 'dispatchWorkgroupsIndirect');
+  add('GPUBuffer', 'mapAsync', 'mapAsync');
+  add('GPUBuffer', 'destroy', 'bufferDestroy');
+  add('GPUQueue', 'submit', 'submit', (_r, args) => {
+    counts.commandBuffersSubmitted += args[0]?.length ?? 0;
+    timing.lastSubmitEndMs = performance.now();
+  });
+  add('GPUQueue', 'writeBuffer', 'writeBuffer', (_r, args) => {
+    counts.writeBufferBytes += byteLengthOf(args[2], args[3], args[4]);
+  });
+  return installed;
+}
+
+/** A copy of the counters, for computing per-step deltas. */
+export function snapshot() {
+  return { ...counts };
+}

@@ -1,0 +1,47 @@
+// Step API: the token boundary a workload marks, turned into one `step` sample per token.
+//
+// beginStep(i) snapshots the counters and the clock; endStep(i, info) posts the deltas, the
+// live-object counts and two times (ms, performance.now()):
+//   cpu_ms  = from beginStep to the return of the step's last GPUQueue.submit (CPU time to
+//             encode and submit the token's work; null when the step submitted nothing),
+//   wall_ms = from beginStep to endStep (the token's sync, e.g. its mapAsync, included).
+
+import { counts, snapshot, timing, COUNTER_NAMES } from './counters.js';
+import { liveSnapshot } from './live-objects.js';
+
+export class StepProbe {
+  /** @param {import('./sink.js').SampleSink} sink */
+  constructor(sink) {
+    this.sink = sink;
+    this.open = null;
+  }
+
+  beginStep(step) {
+    timing.lastSubmitEndMs = null;
+    this.open = { step, before: snapshot(), t0: performance.now() };
+  }
+
+  endStep(step, info = {}) {
+    const t1 = performance.now();
+    const open = this.open;
+    if (!open || open.step !== step) {
+      throw new Error(`endStep(${step}) without a matching beginStep (open: ${open?.step ?? 'none'})`);
+    }
+    this.open = null;
+    const deltas = {};
+    for (const name of COUNTER_NAMES) deltas[name] = counts[name] - open.before[name];
+    const sample = {
+      kind: 'step',
+      step,
+      token: info.token ?? null,
+      logits_hash: info.logitsHash ?? null,
+      cpu_ms: timing.lastSubmitEndMs === null ? null : timing.lastSubmitEndMs - open.t0,
+      wall_ms: t1 - open.t0,
+      counters: deltas,
+      live: liveSnapshot(),
+      extra: info.extra ?? {},
+    };
+    this.sink.post(sample);
+    return sample;
+  }
+}

@@ -1,0 +1,97 @@
+// Worker bootstrap: probes first, then the workload.
+//
+// Started by runner.html as `new Worker('/web/worker.js?cell=<id>', {type: 'module'})`.
+// Static imports are evaluated before this module's body, so the probes are in place before
+// the workload (or anything it loads, such as onnxruntime-web) is imported.
+
+import { installProbes, SampleSink, StepProbe } from './probes/index.js';
+
+const cell = new URL(self.location.href).searchParams.get('cell');
+const sink = new SampleSink(cell);
+
+function errorSample(err) {
+  return { kind: 'error', message: String(err?.message ?? err), stack: String(err?.stack ?? '') };
+}
+
+self.addEventListener('unhandledrejection', (e) => { sink.post(errorSample(e.reason)); });
+self.addEventListener('error', (e) => { sink.post(errorSample(e.error ?? e.message)); });
+
+async function adapterInfo(adapter) {
+  const info = adapter.info ?? (adapter.requestAdapterInfo ? await adapter.requestAdapterInfo() : {});
+  const limits = {};
+  for (const k in adapter.limits) limits[k] = adapter.limits[k];
+  return {
+    adapter: {
+      vendor: info.vendor ?? '', architecture: info.architecture ?? '',
+      device: info.device ?? '', description: info.description ?? '',
+      is_fallback_adapter: Boolean(info.isFallbackAdapter ?? adapter.isFallbackAdapter),
+    },
+    features: [...adapter.features].sort(),
+    limits,
+  };
+}
+
+function timerResolutionUs() {
+  // Smallest non-zero step of performance.now() seen over a short spin (µs). Browsers coarsen
+  // the clock: 5 µs when cross-origin isolated, 100 µs otherwise (HR-Time §7, Chrome/Firefox).
+  let best = Infinity;
+  let last = performance.now();
+  for (let i = 0; i < 20000 && best > 0.0011; i++) {
+    const now = performance.now();
+    if (now !== last) { best = Math.min(best, now - last); last = now; }
+  }
+  return Number.isFinite(best) ? Math.round(best * 1000 * 1000) / 1000 : null;
+}
+
+async function main() {
+  const cfg = await (await fetch(`/api/cells/${encodeURIComponent(cell)}`)).json();
+  let webgpu = 'real';
+  if (cfg.webgpu === 'emulated' || !self.navigator.gpu) {
+    if (cfg.webgpu !== 'real' && cfg.emulation_module) {
+      const emu = await import(cfg.emulation_module);
+      emu.installEmulatedWebGPU(self, cfg.emulation_options ?? {});
+      webgpu = 'emulated';
+    }
+  }
+  const probes = installProbes(self, { counters: cfg.probes !== false });
+  const env = {
+    kind: 'env',
+    user_agent: self.navigator.userAgent,
+    cross_origin_isolated: Boolean(self.crossOriginIsolated),
+    shared_array_buffer: typeof SharedArrayBuffer === 'function',
+    timer_resolution_us: timerResolutionUs(),
+    probes_installed: probes.installed,
+    finalization_registry: probes.finalizationRegistry,
+    webgpu,
+  };
+  const gpu = self.navigator.gpu;
+  if (!gpu) {
+    sink.post({ ...env, webgpu: 'none' });
+    sink.post({ kind: 'skip', reason: `navigator.gpu is ${gpu === null ? 'null' : 'undefined'} in this browser's worker (no WebGPU)` });
+    return;
+  }
+  const adapter = await gpu.requestAdapter(cfg.adapter_options ?? {});
+  if (!adapter) {
+    sink.post(env);
+    sink.post({ kind: 'skip', reason: 'navigator.gpu.requestAdapter() returned null (no WebGPU adapter)' });
+    return;
+  }
+  sink.post({ ...env, ...(await adapterInfo(adapter)) });
+  const ctx = {
+    params: cfg.params,
+    adapter,
+    probe: new StepProbe(sink),
+    log: (message) => sink.post({ kind: 'log', message: String(message) }),
+    kernelUrl: (name) => `/workloads/kernels/${name}`,
+  };
+  const workload = await import(cfg.entry_url);
+  const result = await workload.run(ctx);
+  await sink.flush();
+  await sink.post({ kind: 'done', result: result ?? {} });
+}
+
+main().catch(async (err) => {
+  const msg = String(err?.message ?? err);
+  if (msg.startsWith('SKIP:')) await sink.post({ kind: 'skip', reason: msg.slice(5).trim() });
+  else await sink.post(errorSample(err));
+});
