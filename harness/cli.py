@@ -125,6 +125,8 @@ def run(
     memory_interval_ms: int = typer.Option(250, "--memory-interval-ms", help="Period of the per-process RSS/USS sampler (ms)."),
     step_timeout_s: float = typer.Option(120.0, "--step-timeout-s", help="Fail a cell when no sample arrives for this long (s)."),
     no_probes: bool = typer.Option(False, "--no-probes", help="Don't wrap WebGPU calls (timing only; counters read 0)."),
+    browser_arg: Optional[List[str]] = typer.Option(None, "--browser-arg", help="Extra browser command-line flag (repeatable)."),
+    without_flag: Optional[List[str]] = typer.Option(None, "--without-flag", help="Drop one of the driver's default flags, e.g. --without-flag=--enable-unsafe-webgpu (repeatable)."),
 ):
     """Run workloads in browsers, record every sample, write tables and an HTML report."""
     if not 1 <= tokens <= 100_000:
@@ -139,7 +141,8 @@ def run(
     plan = RunPlan(browsers=browsers, workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
                    seed=seed, params=_parse_params(param), repeat=repeat, headed=headed,
                    browser_path=browser_path, memory_interval_s=memory_interval_ms / 1000,
-                   step_timeout_s=step_timeout_s, probes=not no_probes)
+                   step_timeout_s=step_timeout_s, probes=not no_probes,
+                   browser_args=list(browser_arg or []), without_browser_args=list(without_flag or []))
     run_dir = output or RUNS_DIR / datetime.now().strftime("%Y%m%d-%H%M%S")
     if (run_dir / "samples.jsonl").exists():
         fail(f"{run_dir} already holds a run; choose another --output")
@@ -189,15 +192,28 @@ def finish_run(run_dir: Path) -> Path:
 def print_summary(run_dir: Path) -> None:
     import pandas as pd
 
-    s = pd.read_csv(run_dir / "summary.csv")
-    table = Table(title=f"summary ({run_dir})")
-    cols = ["browser", "adapter", "webgpu", "workload", "variant", "profile", "status", "bind_groups_per_token",
-            "dispatches_per_token", "submits_per_token", "live_bind_groups_end", "median_ms_per_token", "tokens_identical"]
-    for c in cols:
-        table.add_column(c.replace("_per_token", "/tok").replace("_", " "))
+    from harness.report import provenance
+
+    s = pd.read_csv(run_dir / "summary.csv", keep_default_na=False, na_values=[""])
+    table = Table(title="summary (per-token values: medians over tokens after the first)")
+    heads = {"cell": "cell", "status": "status", "bind_groups_per_token": "bind groups/tok",
+             "dispatches_per_token": "dispatches/tok", "submits_per_token": "submits/tok",
+             "live_bind_groups_end": "live bind groups", "median_ms_per_token": "ms/tok",
+             "tokens_identical": "same tokens"}
+    for h in heads.values():
+        table.add_column(h, overflow="fold")
     for _, r in s.iterrows():
-        table.add_row(*["" if pd.isna(r[c]) else (f"{r[c]:.1f}" if isinstance(r[c], float) else str(r[c])) for c in cols])
+        cells = []
+        for c in heads:
+            v = r[c]
+            cells.append("" if pd.isna(v) else (f"{v:.1f}" if isinstance(v, float) else str(v)))
+        cells[0] = f"{r['browser']} {r['workload']}/{r['variant']} [{r['profile']}]"
+        table.add_row(*cells)
     console.print(table)
+    for source in sorted({provenance(r) for _, r in s.iterrows()}):
+        console.print(f"  measured on: {source}", highlight=False)
+    for _, r in s[s["status"] != "ok"].iterrows():
+        console.print(f"  {r['cell']}: {r['status']}: {r['reason']}", highlight=False)
 
 
 @app.command()

@@ -57,6 +57,8 @@ class RunPlan:
     repeat: int = 1
     headed: bool = False
     browser_path: str | None = None
+    browser_args: list[str] = field(default_factory=list)
+    without_browser_args: list[str] = field(default_factory=list)
     memory_interval_s: float = DEFAULT_INTERVAL_S
     heap_interval_s: float = 1.0
     start_timeout_s: float = 90.0
@@ -80,11 +82,13 @@ Progress = Callable[[str, Cell, dict], None]
 
 def cell_config(cell: Cell, wl: Workload, plan: RunPlan) -> dict[str, Any]:
     """The JSON the worker bootstrap fetches from ``/api/cells/<cell>``."""
-    profile = wl.profiles.get(cell.profile, {}) if cell.profile else {}
+    profile = dict(wl.profiles.get(cell.profile, {})) if cell.profile else {}
+    # --param KEY=VALUE where KEY is a profile dimension overrides that dimension
+    profile.update({k: v for k, v in cell.params.items() if k in profile})
     return {
         "cell": cell.cell,
         "entry_url": wl.entry_url,
-        "probes": plan.probes,
+        "probes": bool(cell.params.get("probes", plan.probes)),
         "webgpu": plan.webgpu,
         "emulation_module": "/web/emulation/webgpu-emulated.js",
         "params": {**cell.params, "workload": wl.name, "variant": cell.variant,
@@ -110,7 +114,8 @@ class Runner:
         p = self.plan
         return {"browsers": p.browsers, "workloads": [w.name for w in p.workloads], "variants": p.variants,
                 "profiles": p.profiles, "tokens": p.tokens, "seed": p.seed, "params": p.params,
-                "repeat": p.repeat, "headed": p.headed, "probes": p.probes, "webgpu": p.webgpu,
+                "repeat": p.repeat, "headed": p.headed, "browser_args": p.browser_args,
+                "without_browser_args": p.without_browser_args, "probes": p.probes, "webgpu": p.webgpu,
                 "memory_interval_s": p.memory_interval_s, "step_timeout_s": p.step_timeout_s}
 
     def write_manifest(self) -> None:
@@ -148,7 +153,8 @@ class Runner:
                     if session is not None:
                         session.close()
                     try:
-                        session = driver.launch(located, headed=self.plan.headed)
+                        session = driver.launch(located, headed=self.plan.headed, extra_args=self.plan.browser_args,
+                                                without_args=self.plan.without_browser_args)
                     except Exception as exc:  # launch failures fail the cell, the run goes on
                         self._finish(cell, "failed", f"browser launch failed: {exc}")
                         session = None

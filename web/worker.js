@@ -72,7 +72,7 @@ async function main() {
   }
   const adapter = await gpu.requestAdapter(cfg.adapter_options ?? {});
   if (!adapter) {
-    sink.post(env);
+    sink.post({ ...env, webgpu: 'none' });
     sink.post({ kind: 'skip', reason: 'navigator.gpu.requestAdapter() returned null (no WebGPU adapter)' });
     return;
   }

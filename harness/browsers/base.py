@@ -79,5 +79,8 @@ class BrowserDriver(abc.ABC):
         """Find the browser. Raises :class:`BrowserNotFound` with install instructions."""
 
     @abc.abstractmethod
-    def launch(self, located: Located, headed: bool = False) -> BrowserSession:
-        """Start the browser. Raises :class:`BrowserNotFound` or ``RuntimeError``."""
+    def launch(self, located: Located, headed: bool = False, extra_args: list[str] | None = None,
+               without_args: list[str] | None = None) -> BrowserSession:
+        """Start the browser with its default flags plus ``extra_args`` minus ``without_args``.
+
+        Raises :class:`BrowserNotFound` or ``RuntimeError``."""

@@ -32,14 +32,14 @@ INSTALL_HINT = "install Debian's Chromium: sudo apt-get update && sudo apt-get i
 
 
 class ChromiumSession(BrowserSession):
-    def __init__(self, located: Located, headed: bool):
+    def __init__(self, located: Located, headed: bool, args: list[str]):
         from playwright.sync_api import sync_playwright
 
         before = {p.pid for p in processes.descendants()}
         self._pw = sync_playwright().start()
         try:
             self._browser = self._pw.chromium.launch(
-                executable_path=located.executable, headless=not headed, args=CHROMIUM_FLAGS)
+                executable_path=located.executable, headless=not headed, args=args)
         except Exception as exc:
             self._pw.stop()
             raise RuntimeError(f"could not launch {located.executable}: {str(exc).splitlines()[0]}") from exc
@@ -161,8 +161,10 @@ class ChromiumDriver(BrowserDriver):
             return Located(self.name, found, "playwright", ["system Chromium"])
         raise BrowserNotFound(f"Chromium not found; {INSTALL_HINT}")
 
-    def launch(self, located: Located, headed: bool = False) -> ChromiumSession:
-        return ChromiumSession(located, headed)
+    def launch(self, located: Located, headed: bool = False, extra_args: list[str] | None = None,
+               without_args: list[str] | None = None) -> ChromiumSession:
+        args = [a for a in CHROMIUM_FLAGS if a not in (without_args or [])] + list(extra_args or [])
+        return ChromiumSession(located, headed, args)
 
 
 def _playwright_chromium() -> str | None:

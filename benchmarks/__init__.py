@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): ratios measured within one run. ``python -m benchmarks``."""

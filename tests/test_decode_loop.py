@@ -1,0 +1,110 @@
+"""decode-loop in real Chromium + WebGPU: counts measured by the injected probes."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+
+
+def test_cells_ran_on_real_webgpu(decode_run):
+    s = decode_run.summary
+    assert set(s["variant"]) == {"fresh", "reuse"}
+    assert (s["status"] == "ok").all(), s[["cell", "status", "reason"]]
+    assert (s["webgpu"] == "real").all()
+    assert s["adapter"].str.len().min() > 0          # GPUAdapter.info recorded (SwiftShader here)
+    assert s["browser_version"].str.match(r"^\d+\.").all()
+    assert (s["steps_received"] == 24).all()
+
+
+def test_fresh_creates_one_bind_group_per_dispatch_every_token(decode_run):
+    st = decode_run.cell_steps("fresh")
+    assert len(st) == 24
+    assert (st["dispatch_workgroups"] > 0).all()
+    assert (st["create_bind_group"] == st["dispatch_workgroups"]).all()
+    # the workload's own count of what it dispatched agrees with the probe
+    assert (st["extra_dispatches"] == st["dispatch_workgroups"]).all()
+    row = decode_run.cell("fresh")
+    assert row["bind_groups_per_token"] == row["dispatches_per_token"] > 0
+
+
+def test_reuse_creates_no_bind_group_after_first_token(decode_run):
+    st = decode_run.cell_steps("reuse")
+    assert st.iloc[0]["create_bind_group"] > 0
+    assert (st.iloc[1:]["create_bind_group"] == 0).all(), st[["step", "create_bind_group"]]
+    assert (st["dispatch_workgroups"] == decode_run.cell_steps("fresh")["dispatch_workgroups"].values).all()
+    assert decode_run.cell("reuse")["bind_groups_per_token"] == 0
+
+
+def test_submits_follow_ort_batching_of_16_dispatches(decode_run):
+    st = decode_run.cell_steps("fresh").iloc[1:]
+    # ORT submits every 16 dispatches (max_num_pending_dispatches) plus the readback copy's submit
+    expected_min = -(-st["dispatch_workgroups"] // 16)
+    assert (st["submit"] >= expected_min).all()
+    assert (st["submit"] <= expected_min + 2).all()
+    assert (st["map_async"] == 1).all()
+
+
+def test_tokens_and_logits_identical_across_variants(decode_run):
+    f, r = decode_run.cell_steps("fresh"), decode_run.cell_steps("reuse")
+    assert list(f["token"]) == list(r["token"])
+    assert list(f["logits_hash"]) == list(r["logits_hash"])
+    assert f["logits_hash"].nunique() > 1            # logits really change token to token
+    assert set(decode_run.summary["tokens_identical"]) == {"yes"}
+
+
+def test_kernels_match_cpu_reference(decode_run):
+    # verify=true: the workload recomputed every token on the CPU (workloads/decode-loop/reference.js)
+    for variant in ("fresh", "reuse"):
+        err = decode_run.cell_steps(variant)["extra_max_abs_logit_err"]
+        assert err.notna().all() and (err < 1e-3).all(), err.describe()
+
+
+def test_live_bind_groups_are_created_minus_collected(decode_run):
+    for variant in ("fresh", "reuse"):
+        st = decode_run.cell_steps(variant)
+        assert (st["bind_groups_live"] == st["bind_groups_created"] - st["bind_groups_collected"]).all()
+        assert st["bind_groups_created"].is_monotonic_increasing
+        assert st["bind_groups_collected"].is_monotonic_increasing
+        # created counts every createBindGroup the probe saw: setup (before step 0) + per-step calls
+        created_in_steps = st["create_bind_group"].cumsum()
+        setup = st["bind_groups_created"].iloc[0] - st["create_bind_group"].iloc[0]
+        assert setup >= 0
+        assert (st["bind_groups_created"] == created_in_steps + setup).all()
+    fresh = decode_run.cell_steps("fresh")
+    assert fresh["bind_groups_created"].iloc[-1] >= 24 * fresh["dispatch_workgroups"].iloc[-1]
+
+
+def test_memory_sampled_per_chrome_process_type(decode_run):
+    m = decode_run.memory
+    ps = m[m["source"] == "psutil"]
+    assert {"browser", "renderer", "gpu-process"} <= set(ps["process_type"])
+    assert (ps["rss_bytes"] > 1_000_000).all()
+    assert ps["uss_bytes"].notna().any()
+    for variant in ("fresh", "reuse"):
+        cell = decode_run.cell(variant)["cell"]
+        assert len(ps[ps["cell"] == cell]) > 0
+        assert cell and decode_run.cell(variant)["peak_rss_bytes_gpu-process"] > 0
+
+
+def test_report_has_chart_data_for_every_variant(decode_run):
+    html = (decode_run.dir / "report.html").read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="chart-data">(.*?)</script>', html, re.S)
+                      .group(1).replace("<\\/", "</"))
+    assert set(data) == {"bind_groups_per_token", "live_bind_groups", "memory", "ms_per_token"}
+    for chart in data.values():
+        variants = {t["meta"]["variant"] for t in chart["data"]}
+        assert variants == {"fresh", "reuse"}, variants
+    fresh = next(t for t in data["bind_groups_per_token"]["data"] if t["meta"]["variant"] == "fresh")
+    assert fresh["y"] == decode_run.cell_steps("fresh")["create_bind_group"].tolist()
+    assert "swiftshader" in html.lower() or decode_run.summary["adapter"].iloc[0] in html
+    assert "Plotly.newPlot" in html and "<script src=" not in html   # self-contained
+
+
+def test_manifest_records_environment(decode_run):
+    m = decode_run.manifest
+    for key in ("harness_version", "git_commit", "created", "os", "cpu", "parameters", "browsers", "cells"):
+        assert key in m
+    assert m["browsers"]["chromium"]["version"] == decode_run.summary["browser_version"].iloc[0]
+    assert m["parameters"]["tokens"] == 24
