@@ -306,6 +306,21 @@ def doctor():
     console.print(f"workloads: {', '.join(sorted(discover()))}")
 
 
+def _register_extensions() -> None:
+    """Commands contributed by other modules: each exposes ``register(app)``."""
+    import importlib
+
+    for mod in ("harness.cli_stats", "harness.native.cli"):
+        try:
+            importlib.import_module(mod).register(app)
+        except ModuleNotFoundError as exc:
+            if exc.name not in (mod, mod.rsplit(".", 1)[0]):
+                raise
+
+
+_register_extensions()
+
+
 def main() -> None:  # pragma: no cover - console script entry
     app()
 

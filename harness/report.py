@@ -21,6 +21,28 @@ from harness.tables import Tables
 
 TEMPLATES = REPO_ROOT / "reports" / "templates"
 
+#: Extra report sections: functions (tables) → {"id", "title", "html", "charts": {id: figure}} or
+#: None when the run has nothing for them. Modules add theirs with :func:`section`.
+SECTIONS: list = []
+
+
+def section(fn):
+    """Register ``fn`` as a report section (decorator). See :data:`SECTIONS`."""
+    SECTIONS.append(fn)
+    return fn
+
+
+def _load_sections() -> None:
+    """Import the modules that register sections (kept optional: a missing one is skipped)."""
+    import importlib
+
+    for mod in ("harness.report_sections",):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise
+
 
 def provenance(row: pd.Series | dict) -> str:
     """Short label of where a number came from: ``chromium 156.0 · google swiftshader · real WebGPU``."""
@@ -88,13 +110,22 @@ def render(tables: Tables, run_dir: Path) -> Path:
     summary = tables.summary.copy()
     summary["provenance"] = [provenance(r) for _, r in summary.iterrows()]
     peak_cols = [c for c in summary.columns if c.startswith("peak_rss_bytes_")]
+    _load_sections()
+    all_charts = charts(tables)
+    sections = []
+    for fn in SECTIONS:
+        sec = fn(tables)
+        if sec:
+            sections.append(sec)
+            all_charts.update(sec.get("charts", {}))
     html = env.get_template("report.html.j2").render(
+        sections=sections,
         manifest=tables.manifest,
         summary=summary.to_dict("records"),
         peak_cols=peak_cols,
         events=tables.events[tables.events["kind"].isin(["error", "skip", "cell_status"])].to_dict("records"),
         envs=tables.env,
-        chart_json=json.dumps(charts(tables)).replace("</", "<\\/"),
+        chart_json=json.dumps(all_charts).replace("</", "<\\/"),
         plotly_js=get_plotlyjs(),
     )
     out = Path(run_dir) / "report.html"

@@ -47,6 +47,8 @@ class Tables:
     manifest: dict
     env: dict[str, dict]
     events: pd.DataFrame
+    #: cell id → the ``result`` object of its ``done`` sample (workload-specific tables live here)
+    results: dict[str, dict]
 
 
 def read_samples(run_dir: Path) -> list[dict]:
@@ -114,7 +116,7 @@ def build(run_dir: Path) -> Tables:
         memory["token"] = memory.groupby("cell")["token"].ffill()
     events = pd.DataFrame(event_rows, columns=["cell", "kind", "received_s", "message", "detail"])
     summary = _summary(manifest, steps, memory, env)
-    return Tables(summary, steps, memory, manifest, env, events)
+    return Tables(summary, steps, memory, manifest, env, events, results)
 
 
 def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dict) -> pd.DataFrame:
