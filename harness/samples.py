@@ -80,6 +80,8 @@ class StepSample(_Sample):
     counters: StepCounters
     live: LiveObjects
     extra: dict[str, Scalar] = Field(default_factory=dict, max_length=64)
+    #: Under emulated WebGPU: the emulation's ledger (modeled_native_bytes, bind_groups_live ...)
+    emulation: dict[str, Scalar] | None = None
 
 
 class LogSample(_Sample):

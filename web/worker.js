@@ -46,14 +46,35 @@ function timerResolutionUs() {
 async function main() {
   const cfg = await (await fetch(`/api/cells/${encodeURIComponent(cell)}`)).json();
   let webgpu = 'real';
-  if (cfg.webgpu === 'emulated' || !self.navigator.gpu) {
-    if (cfg.webgpu !== 'real' && cfg.emulation_module) {
-      const emu = await import(cfg.emulation_module);
-      emu.installEmulatedWebGPU(self, cfg.emulation_options ?? {});
-      webgpu = 'emulated';
-    }
+  let emulation = null;
+  const devices = [];
+  if (cfg.webgpu === 'emulated' || (!self.navigator.gpu && cfg.webgpu !== 'real')) {
+    // No WebGPU in this engine (WebKitGTK), or asked for: install the emulated WebGPU
+    // (web/emulation/) before the probes, so the probes wrap its prototypes.
+    emulation = await import(cfg.emulation_module);
+    emulation.installEmulatedWebGPU(self, cfg.emulation_options ?? {});
+    webgpu = 'emulated';
+    const requestDevice = self.GPUAdapter.prototype.requestDevice;
+    self.GPUAdapter.prototype.requestDevice = async function (...args) {
+      const device = await requestDevice.apply(this, args);
+      devices.push(device);
+      return device;
+    };
   }
   const probes = installProbes(self, { counters: cfg.probes !== false });
+  const emulationStats = emulation ? () => {
+    // modeled native memory of every emulated device (web/emulation/memory-model.js)
+    const out = { modeled_native_bytes: 0, native_bind_groups_live: 0, native_bind_groups_released: 0,
+      modeled_bytes_per_compute_bind_group: null };
+    for (const d of devices) {
+      const s = emulation.emulationStats(d);
+      out.modeled_native_bytes += s.modeledNativeBytes;
+      out.native_bind_groups_live += s.bindGroupsLive;
+      out.native_bind_groups_released += s.bindGroupsCollected;
+      out.modeled_bytes_per_compute_bind_group ??= s.model?.bytesPerComputeOnlyBindGroup ?? null;
+    }
+    return out;
+  } : null;
   const env = {
     kind: 'env',
     user_agent: self.navigator.userAgent,
@@ -80,7 +101,7 @@ async function main() {
   const ctx = {
     params: cfg.params,
     adapter,
-    probe: new StepProbe(sink),
+    probe: new StepProbe(sink, emulationStats),
     log: (message) => sink.post({ kind: 'log', message: String(message) }),
     kernelUrl: (name) => `/workloads/kernels/${name}`,
   };

@@ -2,9 +2,12 @@
 
 from harness.browsers.base import BrowserDriver, BrowserNotFound, BrowserSession, Located, ProcessInfo
 from harness.browsers.chromium import ChromiumDriver
+from harness.browsers.webdriver import SafariDriver, WebKitGTKDriver
 
 BROWSERS: dict[str, type[BrowserDriver]] = {
     "chromium": ChromiumDriver,
+    "webkit": WebKitGTKDriver,
+    "safari": SafariDriver,
 }
 
 __all__ = ["BROWSERS", "BrowserDriver", "BrowserNotFound", "BrowserSession", "Located", "ProcessInfo"]

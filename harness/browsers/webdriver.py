@@ -77,8 +77,9 @@ class WebDriverSession(BrowserSession):
     """A Selenium session. ``driver_pid`` roots the process tree (WebDriver server → browser →
     web content, GPU and network processes)."""
 
-    def __init__(self, driver, name: str, xvfb: Xvfb | None = None):
+    def __init__(self, driver, name: str, xvfb: Xvfb | None = None, service=None):
         self._driver = driver
+        self._service = service
         self._xvfb = xvfb
         self.name = name
         self.version = str(driver.capabilities.get("browserVersion", ""))
@@ -89,8 +90,8 @@ class WebDriverSession(BrowserSession):
             pass
         driver.set_page_load_timeout(COMMAND_TIMEOUT_S)
         driver.set_script_timeout(COMMAND_TIMEOUT_S)
-        pid = getattr(getattr(driver, "service", None), "process", None)
-        self._root = psutil.Process(pid.pid) if pid else None
+        proc = getattr(service or getattr(driver, "service", None), "process", None)
+        self._root = psutil.Process(proc.pid) if proc else None
         self._death: str | None = None
 
     def open(self, url: str) -> None:
@@ -133,6 +134,11 @@ class WebDriverSession(BrowserSession):
             self._driver.quit()
         except Exception:
             pass
+        if self._service is not None:
+            try:
+                self._service.stop()
+            except Exception:
+                pass
         if self._root is not None:
             for p in [self._root] + processes.descendants(self._root.pid):
                 try:
@@ -162,6 +168,7 @@ class WebKitGTKDriver(BrowserDriver):
 
     def launch(self, located: Located, headed: bool = False, extra_args=None, without_args=None) -> WebDriverSession:
         from selenium import webdriver
+        from selenium.webdriver.remote.client_config import ClientConfig
         from selenium.webdriver.webkitgtk.service import Service
 
         xvfb = None
@@ -172,14 +179,19 @@ class WebKitGTKDriver(BrowserDriver):
         opts = webkitgtk_options(located.executable)
         for a in extra_args or []:
             opts.add_argument(a)
+        service = Service(executable_path=shutil.which(WEBKITGTK_DRIVER), env=env)
         try:
-            service = Service(executable_path=shutil.which(WEBKITGTK_DRIVER), env=env)
-            driver = webdriver.WebKitGTK(options=opts, service=service)
+            # Started by hand so that creating the session is bounded by COMMAND_TIMEOUT_S too
+            # (a MiniBrowser that cannot reach its display would otherwise block forever).
+            service.start()
+            config = ClientConfig(remote_server_addr=service.service_url, timeout=COMMAND_TIMEOUT_S)
+            driver = webdriver.Remote(command_executor=service.service_url, options=opts, client_config=config)
         except Exception as exc:
+            service.stop()
             if xvfb:
                 xvfb.stop()
             raise RuntimeError(f"WebKitWebDriver failed to start MiniBrowser: {str(exc).splitlines()[0]}") from exc
-        return WebDriverSession(driver, self.name, xvfb)
+        return WebDriverSession(driver, self.name, xvfb, service)
 
 
 class SafariDriver(BrowserDriver):

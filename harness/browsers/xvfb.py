@@ -26,7 +26,17 @@ class Xvfb:
     def available() -> bool:
         return shutil.which("Xvfb") is not None
 
-    def start(self) -> str:
+    def start(self, attempts: int = 3) -> str:
+        """Start Xvfb on a free display and return it (``":N"``), retrying a lost race."""
+        for attempt in range(attempts):
+            try:
+                return self._start_once()
+            except RuntimeError:
+                if attempt == attempts - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start_once(self) -> str:
         exe = shutil.which("Xvfb")
         if exe is None:
             raise BrowserNotFound(f"Xvfb (an X display server for headless WebKitGTK) is missing; {INSTALL_HINT}")
@@ -43,6 +53,11 @@ class Xvfb:
             self.stop()
             raise RuntimeError("Xvfb did not report a display")
         self.display = f":{number}"
+        try:  # two servers racing for one display number: the loser exits at once
+            self.proc.wait(0.3)
+            raise RuntimeError(f"Xvfb exited right after taking display {self.display} (status {self.proc.returncode})")
+        except subprocess.TimeoutExpired:
+            pass
         return self.display
 
     def stop(self) -> None:

@@ -54,6 +54,7 @@ class ProcessMemoryProbe:
         with self._lock:
             infos = list(self._snapshot)
         token = self.store.cells[self.cell].last_step
+        now = round(self.store.elapsed_s(), 4)  # one timestamp per round, so rounds group
         out = []
         for info in infos:
             proc = self._procs.get(info.pid)
@@ -72,7 +73,7 @@ class ProcessMemoryProbe:
                 continue
             out.append({"kind": "process_memory", "source": "psutil", "process_type": info.process_type,
                         "pid": info.pid, "rss_bytes": rss, "uss_bytes": uss,
-                        "time_s": round(self.store.elapsed_s(), 4), "token": token})
+                        "time_s": now, "token": token})
         if out:
             self.store.append(self.cell, out)
         return len(out)

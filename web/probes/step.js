@@ -11,8 +11,9 @@ import { liveSnapshot } from './live-objects.js';
 
 export class StepProbe {
   /** @param {import('./sink.js').SampleSink} sink */
-  constructor(sink) {
+  constructor(sink, emulationStats = null) {
     this.sink = sink;
+    this.emulationStats = emulationStats;
     this.open = null;
   }
 
@@ -41,6 +42,7 @@ export class StepProbe {
       live: liveSnapshot(),
       extra: info.extra ?? {},
     };
+    if (this.emulationStats) sample.emulation = this.emulationStats();
     this.sink.post(sample);
     return sample;
   }

@@ -1,0 +1,168 @@
+// memory-model.js: the modeled native memory behind emulated WebGPU objects, and the
+// per-device ledger that counts it.
+//
+// What is modeled (see /work/shared/references.md, "Bind group lifetime in the engines"):
+//   WebKit, Source/WebGPU/WebGPU/BindGroup.mm: Device::createBindGroup allocates one
+//   MTLBuffer in shared storage per shader stage (vertex, fragment, compute) whose
+//   layout has bindings, sized by that stage's argument-encoder encoded length; no
+//   pooling; the memory is charged to the web content process. It is freed when the
+//   native BindGroup is destroyed: after the GPUBindGroup JS wrapper is collected
+//   (proxy destructor -> IPC Destruct) and once no command buffer still uses it. The
+//   wrapper reports no extra memory cost to JavaScriptCore, so this memory does not
+//   push the GC.
+//
+// Formula (per bind group; "stage" ranges over vertex, fragment, compute):
+//   encodedLength(stage) = sum over layout entries visible in stage of argumentBytes[kind]
+//                          (default 8 bytes per buffer, sampler or texture argument: one
+//                          GPU address / resource id in a Metal argument buffer)
+//   stageBytes(stage)    = 0                                       if encodedLength == 0
+//                          max(bytesPerStage, roundUp(encodedLength, pageBytes))  otherwise
+//                          (pageBytes == 0: no rounding)
+//   modeledBytes         = sum over stages of stageBytes(stage)
+//
+// Defaults: bytesPerStage = 16384, pageBytes = 16384 (one 16 KiB page per stage). Whether
+// Metal rounds a small shared-storage MTLBuffer up to a page is not public, so both are
+// parameters. The default fits the field report (microsoft/onnxruntime #33750, in
+// references.md): ~150,000 uncollected bind groups when iOS killed the page at 2,048 MB,
+// i.e. ~14 KB each (2,048 MB / 150,000 = 14.3 KB; one 16 KiB page per compute-only bind
+// group gives 150,000 x 16 KiB = 2.29 GiB, the nearest page-granular figure; the report's
+// counts are approximate and the page held other memory too). ORT's bind groups are
+// compute-only, so each costs one stage.
+//
+// Buffers: a valid GPUBuffer is charged its size from creation until destroy(), or until
+// its wrapper is collected and no live bind group or in-flight command buffer uses it.
+
+export const STAGE_VERTEX = 0x1;
+export const STAGE_FRAGMENT = 0x2;
+export const STAGE_COMPUTE = 0x4;
+const STAGES = [['vertex', STAGE_VERTEX], ['fragment', STAGE_FRAGMENT], ['compute', STAGE_COMPUTE]];
+
+export const MODEL_SOURCE =
+  'WebKit Source/WebGPU/WebGPU/BindGroup.mm (one shared-storage MTLBuffer per shader stage with ' +
+  'bindings, sized by the argument encoder, no pooling, no extra cost reported to JSC); ' +
+  'defaults sized to microsoft/onnxruntime #33750 (~150,000 bind groups at a 2,048 MB kill); ' +
+  'see /work/shared/references.md';
+
+/** Resolve options into a frozen model description. */
+export function resolveModel(options = {}) {
+  const argumentBytes = {
+    buffer: 8,
+    sampler: 8,
+    texture: 8,
+    storageTexture: 8,
+    externalTexture: 8,
+    ...(options.argumentBytes || {}),
+  };
+  const bytesPerStage = options.bytesPerStage ?? 16384;
+  const pageBytes = options.pageBytes ?? 16384;
+  for (const [k, v] of Object.entries({ bytesPerStage, pageBytes, ...argumentBytes })) {
+    if (!Number.isInteger(v) || v < 0) throw new TypeError(`memory model: ${k} must be a non-negative integer`);
+  }
+  return Object.freeze({
+    name: options.modelName ?? 'webkit-bindgroup-argument-buffers',
+    description:
+      'one MTLBuffer per shader stage with bindings; stageBytes = max(bytesPerStage, ' +
+      'roundUp(sum of argumentBytes over the stage\'s entries, pageBytes)); freed only when ' +
+      'the wrapper is collected and no in-flight work uses it',
+    source: MODEL_SOURCE,
+    bytesPerStage,
+    pageBytes,
+    argumentBytes: Object.freeze(argumentBytes),
+    reportCostToJs: !!options.reportCostToJs,
+  });
+}
+
+/** Encoded argument-buffer length per stage for a list of normalized layout entries. */
+export function encodedLengths(model, entries) {
+  const out = { vertex: 0, fragment: 0, compute: 0 };
+  for (const e of entries) {
+    const bytes = model.argumentBytes[e.kind] ?? 8;
+    for (const [name, bit] of STAGES) if (e.visibility & bit) out[name] += bytes;
+  }
+  return out;
+}
+
+export function stageBytes(model, encodedLength) {
+  if (encodedLength <= 0) return 0;
+  const rounded = model.pageBytes > 0 ? Math.ceil(encodedLength / model.pageBytes) * model.pageBytes : encodedLength;
+  return Math.max(model.bytesPerStage, rounded);
+}
+
+/** Modeled native bytes of one bind group created from a layout with these encoded lengths. */
+export function bindGroupBytes(model, lengths) {
+  return stageBytes(model, lengths.vertex) + stageBytes(model, lengths.fragment) + stageBytes(model, lengths.compute);
+}
+
+/** Per-device counters. All byte counts are modeled, not measured. */
+export class Ledger {
+  constructor(model) {
+    this.model = model;
+    this.bindGroupsCreated = 0; // valid bind groups (invalid ones allocate nothing)
+    this.bindGroupsInvalid = 0;
+    this.bindGroupWrappersCollected = 0; // wrapper finalized by the JS GC
+    this.bindGroupsCollected = 0; // native memory released (wrapper collected, no work holds it)
+    this.modeledNativeBytes = 0;
+    this.modeledNativeBytesPeak = 0;
+    this.buffersCreated = 0;
+    this.buffersDestroyed = 0;
+    this.buffersCollected = 0;
+    this.buffersLiveBytes = 0;
+    this.buffersLiveBytesPeak = 0;
+    this.bufferContentsJsBytes = 0; // ArrayBuffer bytes the emulation holds for buffer contents
+    this.submits = 0;
+    this.commandBuffersInFlight = 0;
+    this.bindGroupRefsHeldByWork = 0;
+    this.errorsGenerated = 0; // GPUErrors generated (captured by a scope or not)
+  }
+
+  bindGroupAllocated(bytes) {
+    this.bindGroupsCreated++;
+    this.modeledNativeBytes += bytes;
+    if (this.modeledNativeBytes > this.modeledNativeBytesPeak) this.modeledNativeBytesPeak = this.modeledNativeBytes;
+  }
+
+  bindGroupReleased(bytes) {
+    this.bindGroupsCollected++;
+    this.modeledNativeBytes -= bytes;
+  }
+
+  bufferAllocated(bytes) {
+    this.buffersCreated++;
+    this.buffersLiveBytes += bytes;
+    if (this.buffersLiveBytes > this.buffersLiveBytesPeak) this.buffersLiveBytesPeak = this.buffersLiveBytes;
+  }
+
+  bufferReleased(bytes, how) {
+    if (how === 'destroyed') this.buffersDestroyed++;
+    else this.buffersCollected++;
+    this.buffersLiveBytes -= bytes;
+  }
+
+  snapshot() {
+    return {
+      bindGroupsCreated: this.bindGroupsCreated,
+      bindGroupsInvalid: this.bindGroupsInvalid,
+      bindGroupWrappersCollected: this.bindGroupWrappersCollected,
+      bindGroupsCollected: this.bindGroupsCollected,
+      bindGroupsLive: this.bindGroupsCreated - this.bindGroupsCollected,
+      bindGroupRefsHeldByWork: this.bindGroupRefsHeldByWork,
+      modeledNativeBytes: this.modeledNativeBytes,
+      modeledNativeBytesPeak: this.modeledNativeBytesPeak,
+      buffersCreated: this.buffersCreated,
+      buffersDestroyed: this.buffersDestroyed,
+      buffersCollected: this.buffersCollected,
+      buffersLive: this.buffersCreated - this.buffersDestroyed - this.buffersCollected,
+      buffersLiveBytes: this.buffersLiveBytes,
+      buffersLiveBytesPeak: this.buffersLiveBytesPeak,
+      bufferContentsJsBytes: this.bufferContentsJsBytes,
+      submits: this.submits,
+      commandBuffersInFlight: this.commandBuffersInFlight,
+      errorsGenerated: this.errorsGenerated,
+      model: {
+        ...this.model,
+        argumentBytes: { ...this.model.argumentBytes },
+        bytesPerComputeOnlyBindGroup: bindGroupBytes(this.model, { vertex: 0, fragment: 0, compute: this.model.argumentBytes.buffer }),
+      },
+    };
+  }
+}
