@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what webgpu-harness needs on a Debian machine, skipping what is already there:
 #   apt: chromium (Playwright drives it; its own browser download is not used), xvfb and
-#        webkit2gtk-driver (WebKitGTK's WebDriver + MiniBrowser), nodejs/npm if missing;
+#        webkit2gtk-driver (WebKitGTK's WebDriver + MiniBrowser), nodejs/npm if missing,
+#        mesa-vulkan-drivers (lavapipe, the software Vulkan adapter of `webgpu-harness native`);
 #   .venv: the package with its test extras;
 #   node_modules: the pinned npm packages (onnxruntime-web) from package-lock.json.
 set -euo pipefail
@@ -15,6 +16,8 @@ command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need_apt+=(ch
 command -v Xvfb >/dev/null 2>&1 || need_apt+=(xvfb)
 command -v WebKitWebDriver >/dev/null 2>&1 || need_apt+=(webkit2gtk-driver)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+# lavapipe: the software Vulkan adapter `webgpu-harness native` (wgpu) uses on CPU-only machines
+ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || need_apt+=(mesa-vulkan-drivers)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need_apt[*]}"
   $SUDO apt-get update -q

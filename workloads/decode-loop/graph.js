@@ -12,9 +12,12 @@
 //   input_norm, q_proj, k_proj, v_proj, [q_norm, k_norm], rope_q, rope_k, k_append, v_append,
 //   attn_scores, attn_softmax, attn_v, o_proj, attn_residual, post_norm, gate_proj, up_proj,
 //   mlp_act (silu·mul), down_proj, mlp_residual
-// plus embed (gather), final_norm, lm_head, argmax = 4 per token. A `fused` graph (fuse norm into
-// the next matmul, QKV into one matmul, gate/up with silu·mul, residual into the next op, as ORT's
-// matmul_nbits_qkv_sln / matmul_nbits_silu_mul programs do) can be added as another builder here.
+// plus embed (gather), final_norm, lm_head, argmax = 4 per token. The `fused` graph
+// (buildDecodeGraph(profile, {graph: 'fused'}), built in graph-fused.js: norm into the next
+// matmul, QKV into one matmul, gate/up with silu·mul, residual into the matmul before it, as ORT's
+// matmul_nbits_qkv_sln / matmul_nbits_silu_mul programs do) has layers × 8 + 3 per token.
+
+import { buildFusedDecodeGraph } from './graph-fused.js';
 
 /** Weight specs for a profile: int4 linears (MatMulNBits) and f32 tensors. */
 export function modelWeights(profile) {
@@ -60,7 +63,8 @@ export function checkProfile(profile) {
 }
 
 export function buildDecodeGraph(profile, { graph = 'unfused' } = {}) {
-  if (graph !== 'unfused') throw new Error(`unknown graph '${graph}' (have: unfused)`);
+  if (graph === 'fused') return buildFusedDecodeGraph(profile);
+  if (graph !== 'unfused') throw new Error(`unknown graph '${graph}' (have: unfused, fused)`);
   checkProfile(profile);
   const { layers, hidden, heads, kv_heads: kvHeads, head_dim: headDim, intermediate, vocab } = profile;
   const maxTokens = profile.max_tokens;
@@ -165,7 +169,7 @@ export function buildDecodeGraph(profile, { graph = 'unfused' } = {}) {
  * For each node, the activations whose last consumer it is (`node.releases`), as ORT's
  * execution frame frees an intermediate value after its last use.
  */
-function planLifetimes(tensors, nodes) {
+export function planLifetimes(tensors, nodes) {
   const last = new Map();
   nodes.forEach((n, i) => n.inputs.forEach((t) => last.set(t, i)));
   nodes.forEach((n) => { n.releases = []; });

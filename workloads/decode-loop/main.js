@@ -8,6 +8,7 @@ import { BindGroupCache } from './bind-group-cache.js';
 import { BucketBufferCache, BufferIds, SimpleUniformCache } from './buffer-cache.js';
 import { DecodeExecutor, createPipelines } from './executor.js';
 import { buildDecodeGraph, graphCounts } from './graph.js';
+import { weightData } from './graph-fused.js';
 import { ReferenceModel, top2 } from './reference.js';
 import { generateWeights } from './weights.js';
 
@@ -45,11 +46,15 @@ async function resolveProfile(params) {
 /** Options from ctx.params (manifest `parameters` are the defaults the harness passes). */
 async function options(params) {
   const { profileName, profile } = await resolveProfile(params);
+  // Variants `fused` / `fused-reuse`: the fused graph (graph-fused.js) on the fresh / reuse
+  // dispatch path; `--param graph=fused` selects it for any variant.
+  const fusedVariant = { fused: 'fresh', 'fused-reuse': 'reuse' }[params.variant];
   const o = {
-    variant: params.variant ?? 'fresh',
+    variant: fusedVariant ?? params.variant ?? 'fresh',
+    cellVariant: params.variant ?? 'fresh',
     profileName,
     profile,
-    graph: params.graph ?? 'unfused',
+    graph: fusedVariant ? 'fused' : params.graph ?? 'unfused',
     tokens: int(params.tokens, 16),
     seed: int(params.seed, 1),
     startToken: int(params.start_token, 1),
@@ -77,7 +82,7 @@ async function setup(ctx, o, device, s) {
     if (t.kind !== 'weight' && t.kind !== 'state') continue;
     const buffer = s.storage.acquire(t.bytes, usage, name); // a new buffer is zero-filled (state)
     if (t.kind === 'weight') {
-      const data = weights.get(name);
+      const data = weightData(t, weights);
       if (!data || data.byteLength !== t.bytes) throw new Error(`weight ${name}: ${data?.byteLength} bytes, graph expects ${t.bytes}`);
       device.queue.writeBuffer(buffer, 0, data);
     }
@@ -177,7 +182,8 @@ export async function run(ctx) {
     const out = await decode(ctx, o, s, gpuErrors);
     return {
       workload: 'decode-loop',
-      variant: o.variant,
+      variant: o.cellVariant,
+      bindGroups: o.variant,
       profileName: o.profileName,
       graph: s.graph.name,
       tokens: out.tokens,

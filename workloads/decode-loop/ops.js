@@ -72,6 +72,38 @@ export const OPS = {
     uniforms: [['n', 'u32']],
     workgroups: () => [1],
   },
+  // Fused ops of the `fused` graph (graph-fused.js); each kernel states its unfused equivalent.
+  rms_norm_matmul_nbits: {
+    kernel: 'rms_norm_matmul_nbits.wgsl', inputs: 4, outputs: 1,
+    uniforms: [['k', 'u32'], ['n', 'u32'], ['eps', 'f32']],
+    workgroups: (u) => [groups(u.n)],
+  },
+  rms_norm_matmul_nbits_silu_mul: {
+    kernel: 'rms_norm_matmul_nbits_silu_mul.wgsl', inputs: 6, outputs: 1,
+    uniforms: [['k', 'u32'], ['n', 'u32'], ['eps', 'f32']],
+    workgroups: (u) => [groups(u.n)],
+  },
+  matmul_nbits_add: {
+    kernel: 'matmul_nbits_add.wgsl', inputs: 4, outputs: 1,
+    uniforms: [['k', 'u32'], ['n', 'u32']],
+    workgroups: (u) => [groups(u.n)],
+  },
+  rms_norm_matmul_f32: {
+    kernel: 'rms_norm_matmul_f32.wgsl', inputs: 3, outputs: 1,
+    uniforms: [['k', 'u32'], ['n', 'u32'], ['eps', 'f32']],
+    workgroups: (u) => [groups(u.n)],
+  },
+  rope_kv_append: {
+    kernel: 'rope_kv_append.wgsl', inputs: 3, outputs: 3,
+    uniforms: [['heads', 'u32'], ['kv_heads', 'u32'], ['head_dim', 'u32'], ['max_tokens', 'u32'], ['pos', 'u32']],
+    workgroups: (u) => [groups(Math.max(((u.heads + u.kv_heads) * u.head_dim) / 2, u.kv_heads * u.head_dim))],
+  },
+  qk_norm_rope_kv_append: {
+    kernel: 'qk_norm_rope_kv_append.wgsl', inputs: 5, outputs: 3,
+    uniforms: [['heads', 'u32'], ['kv_heads', 'u32'], ['head_dim', 'u32'], ['max_tokens', 'u32'], ['pos', 'u32'],
+      ['eps', 'f32']],
+    workgroups: (u) => [groups(Math.max(((u.heads + u.kv_heads) * u.head_dim) / 2, u.kv_heads * u.head_dim))],
+  },
 };
 
 /** Uniform block size in bytes: 4 bytes a field, rounded up to 16. */
