@@ -33,12 +33,26 @@ RUNS_DIR = REPO_ROOT / "reports" / "runs"
 
 def fail(message: str) -> None:
     """Print a one-line error and exit 2 (bad input)."""
-    err.print(f"error: {message}", highlight=False, soft_wrap=True)
+    err.print(f"error: {message}", highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(2)
 
 
 def _split(values: Optional[List[str]]) -> list[str]:
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
+
+
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
+
+
+def parse_bytes(text: str, option: str) -> int:
+    """'2048MB' → 2_048_000_000 bytes (KB/MB/GB decimal, KiB/MiB/GiB binary). Exits 2 if bad."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text or "")
+    unit = m.group(2).upper() if m else None
+    if not m or unit not in _UNITS:
+        fail(f"{option} {text!r} is not a size (valid units: B, KB, MB, GB, KiB, MiB, GiB)")
+    return int(float(m.group(1)) * _UNITS[unit])
 
 
 def _parse_params(values: Optional[List[str]]) -> dict:
@@ -127,6 +141,15 @@ def run(
     no_probes: bool = typer.Option(False, "--no-probes", help="Don't wrap WebGPU calls (timing only; counters read 0)."),
     browser_arg: Optional[List[str]] = typer.Option(None, "--browser-arg", help="Extra browser command-line flag (repeatable)."),
     without_flag: Optional[List[str]] = typer.Option(None, "--without-flag", help="Drop one of the driver's default flags, e.g. --without-flag=--enable-unsafe-webgpu (repeatable)."),
+    webgpu: str = typer.Option("auto", "--webgpu", help="auto: the browser's WebGPU, emulated where it has none (WebKitGTK); real: never emulate (no WebGPU → skipped); emulated: always the JS emulation (modeled native memory)."),
+    emulation_bytes_per_stage: int = typer.Option(16384, "--emulation-bytes-per-stage", help="Emulated WebGPU: modeled native bytes per shader stage with bindings, at least (default one 16 KiB page; WebKit BindGroup.mm)."),
+    emulation_page_bytes: int = typer.Option(16384, "--emulation-page-bytes", help="Emulated WebGPU: round each stage's argument buffer up to this (0: no rounding)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="ort-decode: a local ONNX decoder (Transformers.js / onnxruntime-genai layout; external data beside it) instead of the built-in fixtures."),
+    ort_version: Optional[str] = typer.Option(None, "--ort-version", help="ort-decode: onnxruntime-web version to load from node_modules/ (default: the pinned 1.31.0-dev.20260914-8d85527a0)."),
+    memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the token at which the content process (RSS + modeled native bytes) would exceed it (iOS killed the page at 2,048 MB in the field report). Default off."),
+    budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh') or a .toml file of them (repeatable); exit 1 when one fails. Grammar: README, Budgets."),
+    auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", help="Stop --auto-sample after this long: minutes (default 3), or e.g. 90s."),
 ):
     """Run workloads in browsers, record every sample, write tables and an HTML report."""
     if not 1 <= tokens <= 100_000:
@@ -135,28 +158,61 @@ def run(
         fail(f"--repeat must be between 1 and 1000 (got {repeat})")
     if memory_interval_ms < 10:
         fail(f"--memory-interval-ms must be at least 10 (got {memory_interval_ms})")
+    if webgpu not in ("auto", "real", "emulated"):
+        fail(f"unknown --webgpu {webgpu!r} (valid: auto, real, emulated)")
+    if emulation_bytes_per_stage < 0 or emulation_page_bytes < 0:
+        fail("--emulation-bytes-per-stage and --emulation-page-bytes must be >= 0")
+    budget_bytes = parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
+    from harness import cli_stats
+
+    budgets, sampler = cli_stats.load_budgets(budget), cli_stats.auto_sampler(auto_sample, timeout)
     browsers, wls, variants, profiles = resolve_plan_inputs(browser, workload, variant, profile, browser_path)
-    from harness.runner import RunPlan, Runner
+    params, extra_roots = _parse_params(param), {}
+    if any(w.name == "ort-decode" for w in wls):
+        from harness.engines import EngineError, find_ort, user_model
+
+        try:
+            ort = find_ort(ort_version)
+            params.setdefault("ortDist", ort.dist_url)
+            params.setdefault("ortVersion", ort.version)
+            if model is not None:
+                um = user_model(model)
+                prefix, folder = um.root
+                extra_roots[prefix] = folder
+                params.update(model=um.url, externalData=um.external_data_param())
+                profiles["ort-decode"] = "model-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in um.path.stem)
+        except EngineError as exc:
+            fail(str(exc))
+    elif model is not None or ort_version is not None:
+        fail("--model and --ort-version apply to the ort-decode workload (add --workload ort-decode)")
+    from harness.runner import DEFAULT_EMULATION, RunPlan, Runner
 
     plan = RunPlan(browsers=browsers, workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
-                   seed=seed, params=_parse_params(param), repeat=repeat, headed=headed,
+                   seed=seed, params=params, extra_roots=extra_roots, repeat=repeat, headed=headed,
                    browser_path=browser_path, memory_interval_s=memory_interval_ms / 1000,
                    step_timeout_s=step_timeout_s, probes=not no_probes,
-                   browser_args=list(browser_arg or []), without_browser_args=list(without_flag or []))
+                   browser_args=list(browser_arg or []), without_browser_args=list(without_flag or []),
+                   webgpu=webgpu, memory_budget_bytes=budget_bytes,
+                   emulation_options={**DEFAULT_EMULATION, "bytesPerStage": emulation_bytes_per_stage,
+                                      "pageBytes": emulation_page_bytes})
     run_dir = output or RUNS_DIR / datetime.now().strftime("%Y%m%d-%H%M%S")
     if (run_dir / "samples.jsonl").exists():
         fail(f"{run_dir} already holds a run; choose another --output")
-    cells = _execute(plan, run_dir)
+    cells = _execute(plan, run_dir, sampler)
     report = finish_run(run_dir)
     print_summary(run_dir)
+    budget_failures = cli_stats.after_run(run_dir, budgets)
     console.print(f"report: {report}")
     failed = [c for c in cells if c.status == "failed"]
     if failed:
         err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed), highlight=False)
+    if budget_failures:
+        err.print(f"{len(budget_failures)} budget(s) failed: " + "; ".join(r.budget.name for r in budget_failures), highlight=False, markup=False)
+    if failed or budget_failures:
         raise typer.Exit(1)
 
 
-def _execute(plan, run_dir: Path):
+def _execute(plan, run_dir: Path, sampler=None):
     from harness.runner import Runner
 
     runner = Runner(plan, run_dir, argv=sys.argv)
@@ -177,6 +233,9 @@ def _execute(plan, run_dir: Path):
                 progress.advance(overall)
 
         runner.progress = on
+        if sampler is not None:  # --auto-sample: adds repetitions until the CIs clear its conditions
+            return sampler.sample(runner, lambda: progress.update(overall, total=len(runner.cells)),
+                                  lambda msg: console.print(msg, highlight=False, markup=False, soft_wrap=True))
         return runner.run()
 
 

@@ -24,6 +24,9 @@ TEMPLATES = REPO_ROOT / "reports" / "templates"
 #: Extra report sections: functions (tables) → {"id", "title", "html", "charts": {id: figure}} or
 #: None when the run has nothing for them. Modules add theirs with :func:`section`.
 SECTIONS: list = []
+#: Functions (figure, tables, steps column) that add traces to a per-token chart, e.g. CI bands
+#: (harness/report_sections/stats.py). Called by :func:`_line_chart` after the cells' traces.
+CHART_BANDS: list = []
 
 
 def section(fn):
@@ -46,7 +49,9 @@ def _load_sections() -> None:
 
 def provenance(row: pd.Series | dict) -> str:
     """Short label of where a number came from: ``chromium 156.0 · google swiftshader · real WebGPU``."""
-    version = str(row.get("browser_version") or "").split(".")[0]
+    version = str(row.get("browser_version") or "")
+    if row.get("browser") == "chromium":
+        version = version.split(".")[0]
     webgpu = row.get("webgpu") or "?"
     label = "emulated WebGPU (modeled native memory)" if webgpu == "emulated" else f"{webgpu} WebGPU"
     return f"{row.get('browser')} {version} · {row.get('adapter') or 'no adapter'} · {label}"
@@ -65,6 +70,8 @@ def _line_chart(tables: Tables, column: str, title: str, ytitle: str) -> dict:
         fig.add_trace(go.Scatter(x=s["step"].tolist(), y=s[column].tolist(), mode="lines+markers",
                                  marker={"size": 3}, name=_trace_name(row),
                                  meta={"cell": row["cell"], "variant": row["variant"]}))
+    for add_band in CHART_BANDS:
+        add_band(fig, tables, column)
     fig.update_layout(title=title, xaxis_title="token", yaxis_title=ytitle, template="plotly_white",
                       legend={"orientation": "h", "y": -0.25}, margin={"t": 50})
     return json.loads(fig.to_json())
@@ -72,14 +79,17 @@ def _line_chart(tables: Tables, column: str, title: str, ytitle: str) -> dict:
 
 def _memory_chart(tables: Tables) -> dict:
     fig = go.Figure()
-    mem = tables.memory[tables.memory["source"] == "psutil"]
+    from harness.tables import process_type_totals
+
+    mem = process_type_totals(tables.memory)
     for _, row in tables.summary.iterrows():
         m = mem[mem["cell"] == row["cell"]]
         for ptype, grp in m.groupby("process_type"):
             fig.add_trace(go.Scatter(x=grp["time_s"].tolist(), y=(grp["rss_bytes"] / 2**20).round(2).tolist(),
                                      mode="lines", name=f"{ptype} RSS — {_trace_name(row)}",
                                      meta={"cell": row["cell"], "variant": row["variant"], "process_type": ptype}))
-    fig.update_layout(title="Memory per process (RSS, psutil) over time", xaxis_title="run time (s)",
+    fig.update_layout(title="Memory per process type (RSS summed over that type's processes, psutil) over time",
+                      xaxis_title="run time (s)",
                       yaxis_title="MiB", template="plotly_white", legend={"orientation": "h", "y": -0.25})
     return json.loads(fig.to_json())
 

@@ -8,7 +8,6 @@ cell is marked ``failed`` with the reason.
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from dataclasses import asdict, dataclass, field
@@ -18,9 +17,16 @@ from typing import Any, Callable
 from harness import environment
 from harness.browsers import BROWSERS, BrowserNotFound, BrowserSession, Located
 from harness.probes.process_memory import DEFAULT_INTERVAL_S, ProcessMemoryProbe
-from harness.server import ServerThread, create_app
+from harness.server import DEFAULT_ROOTS, ServerThread, create_app
 from harness.store import SampleStore
 from harness.workloads import Workload
+
+
+#: Emulated WebGPU defaults: one 16 KiB page per shader stage with bindings (WebKit BindGroup.mm,
+#: page rounding an assumption matching the field report's ~14 KB per bind group at 150,000 /
+#: 2,048 MB; references.md), and WebKit's Metal limits on A14+ GPUs (HardwareCapabilities.mm),
+#: which onnxruntime-web's kernels need (9+ storage buffers per stage).
+DEFAULT_EMULATION = {"bytesPerStage": 16384, "pageBytes": 16384, "limits": "webkit-apple7"}
 
 
 @dataclass
@@ -58,6 +64,8 @@ class RunPlan:
     headed: bool = False
     browser_path: str | None = None
     browser_args: list[str] = field(default_factory=list)
+    #: extra folders the server serves: URL prefix → folder (e.g. a --model's folder)
+    extra_roots: dict[str, Path] = field(default_factory=dict)
     without_browser_args: list[str] = field(default_factory=list)
     memory_interval_s: float = DEFAULT_INTERVAL_S
     heap_interval_s: float = 1.0
@@ -65,10 +73,22 @@ class RunPlan:
     step_timeout_s: float = 120.0
     probes: bool = True
     webgpu: str = "auto"  # auto | real | emulated
+    #: options of installEmulatedWebGPU (web/emulation/webgpu-emulated.js): memory model and limits
+    emulation_options: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_EMULATION))
+    #: bytes; marks the token at which the content process would exceed it (iOS jetsam)
+    memory_budget_bytes: int | None = None
 
     def cells(self) -> list[Cell]:
+        """Every cell, per browser in round-robin order: repetition r of every workload × variant
+        before repetition r+1 (r0 fresh, r0 reuse, r1 fresh, r1 reuse…), so drift during a
+        browser's session hits every variant alike."""
+        return [c for browser in self.browsers for rep in range(self.repeat)
+                for c in self.repetition_cells(browser, rep)]
+
+    def repetition_cells(self, browser: str, rep: int) -> list[Cell]:
+        """Repetition ``rep`` of every workload × variant of ``browser``."""
         out = []
-        for browser, wl, rep in itertools.product(self.browsers, self.workloads, range(self.repeat)):
+        for wl in self.workloads:
             for variant in self.variants[wl.name]:
                 profile = self.profiles.get(wl.name)
                 cid = f"{browser}.{wl.name}.{variant}.{profile or 'default'}.r{rep}"
@@ -91,6 +111,7 @@ def cell_config(cell: Cell, wl: Workload, plan: RunPlan) -> dict[str, Any]:
         "probes": bool(cell.params.get("probes", plan.probes)),
         "webgpu": plan.webgpu,
         "emulation_module": "/web/emulation/webgpu-emulated.js",
+        "emulation_options": plan.emulation_options,
         "params": {**cell.params, "workload": wl.name, "variant": cell.variant,
                    "profileName": cell.profile, "profile": profile, "tokens": cell.tokens, "seed": cell.seed},
     }
@@ -116,6 +137,7 @@ class Runner:
                 "profiles": p.profiles, "tokens": p.tokens, "seed": p.seed, "params": p.params,
                 "repeat": p.repeat, "headed": p.headed, "browser_args": p.browser_args,
                 "without_browser_args": p.without_browser_args, "probes": p.probes, "webgpu": p.webgpu,
+                "emulation_options": p.emulation_options, "memory_budget_bytes": p.memory_budget_bytes,
                 "memory_interval_s": p.memory_interval_s, "step_timeout_s": p.step_timeout_s}
 
     def write_manifest(self) -> None:
@@ -123,19 +145,33 @@ class Runner:
         path = self.run_dir / "manifest.json"
         path.write_text(json.dumps(self.manifest, indent=2, default=str))
 
-    def run(self) -> list[Cell]:
-        for cell in self.cells:
+    def run(self, close: bool = True) -> list[Cell]:
+        """Run every pending cell. ``close=False`` keeps the sample store open so that
+        :meth:`add_repetition` and another ``run`` can follow (``--auto-sample``)."""
+        pending = [c for c in self.cells if c.status == "pending"]
+        for cell in pending:
             self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan))
         self.write_manifest()
-        app = create_app(self.store)
+        app = create_app(self.store, {**DEFAULT_ROOTS, **self.plan.extra_roots})
         try:
             with ServerThread(app) as server:
                 for browser in self.plan.browsers:
-                    self._run_browser(browser, [c for c in self.cells if c.browser == browser], server.url)
+                    self._run_browser(browser, [c for c in pending if c.browser == browser], server.url)
         finally:
             self.write_manifest()
-            self.store.close()
+            if close:
+                self.store.close()
         return self.cells
+
+    def add_repetition(self) -> list[Cell]:
+        """Append one more repetition of every browser × workload × variant (pending, in the
+        round-robin order of :meth:`RunPlan.cells`) and return the new cells."""
+        rep = self.plan.repeat
+        self.plan.repeat += 1
+        self.manifest["parameters"]["repeat"] = self.plan.repeat
+        new = [c for browser in self.plan.browsers for c in self.plan.repetition_cells(browser, rep)]
+        self.cells += new
+        return new
 
     def _run_browser(self, browser: str, cells: list[Cell], base_url: str) -> None:
         driver = BROWSERS[browser]()
@@ -152,11 +188,9 @@ class Runner:
                 if session is None or session.dead():
                     if session is not None:
                         session.close()
-                    try:
-                        session = driver.launch(located, headed=self.plan.headed, extra_args=self.plan.browser_args,
-                                                without_args=self.plan.without_browser_args)
-                    except Exception as exc:  # launch failures fail the cell, the run goes on
-                        self._finish(cell, "failed", f"browser launch failed: {exc}")
+                    session = self._launch(driver, located)
+                    if isinstance(session, str):  # launch failures fail the cell, the run goes on
+                        self._finish(cell, "failed", f"browser launch failed: {session}")
                         session = None
                         continue
                     self.manifest["browsers"][browser]["version"] = session.version
@@ -164,6 +198,18 @@ class Runner:
         finally:
             if session is not None:
                 session.close()
+
+    def _launch(self, driver, located: Located, attempts: int = 2) -> BrowserSession | str:
+        """Launch, retrying once (a display or port race can fail a first start); the error
+        text of the last attempt if none succeeded."""
+        error = ""
+        for _ in range(attempts):
+            try:
+                return driver.launch(located, headed=self.plan.headed, extra_args=self.plan.browser_args,
+                                     without_args=self.plan.without_browser_args)
+            except Exception as exc:
+                error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return error
 
     def _run_cell(self, session: BrowserSession, cell: Cell, base_url: str) -> None:
         state = self.store.cells[cell.cell]
@@ -215,7 +261,8 @@ class Runner:
         if not env:
             return
         a = env.get("adapter") or {}
-        cell.adapter = " ".join(x for x in (a.get("vendor"), a.get("architecture"), a.get("description")) if x)
+        parts = [a.get("vendor"), a.get("architecture")] if a.get("architecture") else [a.get("vendor"), a.get("description")]
+        cell.adapter = " ".join(x for x in parts if x)
         cell.webgpu = env.get("webgpu", "")
 
     def _finish(self, cell: Cell, status: str, reason: str) -> None:

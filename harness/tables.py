@@ -26,15 +26,23 @@ COUNTER_COLUMNS = {
 }
 LIVE_COLUMNS = ["bind_groups_created", "bind_groups_collected", "bind_groups_live",
                 "buffers_created", "buffers_collected", "buffers_live"]
+#: Columns from the emulated WebGPU's ledger (web/emulation/memory-model.js); empty when real.
+EMULATION_COLUMNS = ["modeled_native_bytes", "native_bind_groups_live", "native_bind_groups_released",
+                     "modeled_bytes_per_compute_bind_group"]
+#: Process types that host the page and its worker (where the engine charges bind groups'
+#: memory on Apple platforms: the web content process; references.md, WebKit BindGroup.mm).
+CONTENT_PROCESS_TYPES = ("renderer", "WebKitWebProcess", "WebContent")
 CELL_KEYS = ["cell", "browser", "workload", "variant", "profile", "repetition"]
 STEP_COLUMNS = CELL_KEYS + ["step", "token", "logits_hash", "cpu_ms", "wall_ms", "received_s",
-                            *COUNTER_COLUMNS.values(), *LIVE_COLUMNS]
+                            *COUNTER_COLUMNS.values(), *LIVE_COLUMNS, *EMULATION_COLUMNS]
 MEMORY_COLUMNS = ["cell", "source", "process_type", "pid", "rss_bytes", "uss_bytes", "js_heap_bytes",
                   "time_s", "token"]
 SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "workload", "variant",
                    "profile", "repetition", "tokens", "status", "reason", "bind_groups_per_token",
                    "dispatches_per_token", "submits_per_token", "live_bind_groups_end",
-                   "tokens_identical", "median_ms_per_token", "median_cpu_ms_per_token", "steps_received"]
+                   "tokens_identical", "median_ms_per_token", "median_cpu_ms_per_token", "steps_received",
+                   "live_bind_groups_max", "modeled_native_bytes_max", "content_rss_bytes_max",
+                   "memory_budget_bytes", "would_be_killed_at_token", "engine"]
 
 
 @dataclass
@@ -87,6 +95,7 @@ def build(run_dir: Path) -> Tables:
                    "cpu_ms": s.get("cpu_ms"), "wall_ms": s.get("wall_ms"), "received_s": s.get("received_s")}
             row.update({COUNTER_COLUMNS[k]: v for k, v in s.get("counters", {}).items() if k in COUNTER_COLUMNS})
             row.update(s.get("live", {}))
+            row.update({k: v for k, v in (s.get("emulation") or {}).items() if k in EMULATION_COLUMNS})
             row.update({f"extra_{_snake(k)}": v for k, v in (s.get("extra") or {}).items()})
             step_rows.append(row)
         elif kind in ("process_memory", "worker_heap"):
@@ -116,6 +125,9 @@ def build(run_dir: Path) -> Tables:
         memory["token"] = memory.groupby("cell")["token"].ffill()
     events = pd.DataFrame(event_rows, columns=["cell", "kind", "received_s", "message", "detail"])
     summary = _summary(manifest, steps, memory, env)
+    summary["engine"] = [engine_label(results.get(c, {})) for c in summary["cell"]]
+    budget = (manifest.get("parameters") or {}).get("memory_budget_bytes")
+    _jetsam(summary, steps, memory, budget)
     return Tables(summary, steps, memory, manifest, env, events, results)
 
 
@@ -126,6 +138,8 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         after = s[s["step"] > 0] if len(s) > 1 else s
         row = {k: c.get(k) for k in ("cell", "browser", "browser_version", "adapter", "webgpu", "workload",
                                      "variant", "profile", "repetition", "tokens", "status", "reason")}
+        if c.get("machine"):  # merged runs (harness/merge.py)
+            row["machine"] = c["machine"]
         row.update({
             "bind_groups_per_token": _median(after, "create_bind_group"),
             "dispatches_per_token": _median(after, "dispatch_workgroups"),
@@ -135,9 +149,14 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
             "median_cpu_ms_per_token": _median(after, "cpu_ms"),
             "steps_received": len(s),
         })
-        m = memory[(memory["cell"] == c["cell"]) & (memory["source"] == "psutil")]
-        for ptype, grp in m.groupby("process_type"):
+        row["live_bind_groups_max"] = int(s["bind_groups_live"].max()) if len(s) else None
+        row["modeled_native_bytes_max"] = (float(s["modeled_native_bytes"].max())
+                                           if len(s) and s["modeled_native_bytes"].notna().any() else None)
+        per_type = process_type_totals(memory[memory["cell"] == c["cell"]])
+        for ptype, grp in per_type.groupby("process_type"):
             row[f"peak_rss_bytes_{ptype}"] = int(grp["rss_bytes"].max())
+        content = _content(memory[memory["cell"] == c["cell"]])
+        row["content_rss_bytes_max"] = int(content["rss_bytes"].max()) if len(content) else None
         rows.append(row)
     summary = pd.DataFrame(rows)
     for col in SUMMARY_COLUMNS:
@@ -145,7 +164,57 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
             summary[col] = pd.Series(dtype="object")
     summary["tokens_identical"] = _tokens_identical(summary, steps)
     peaks = sorted(c for c in summary.columns if c.startswith("peak_rss_bytes_"))
-    return summary[SUMMARY_COLUMNS + peaks]
+    return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks]
+
+
+def process_type_totals(memory: pd.DataFrame) -> pd.DataFrame:
+    """psutil samples summed per process type and sampling round: one row per (cell, time_s,
+    process_type) with ``rss_bytes``/``uss_bytes`` totals over that type's processes (Chromium
+    runs several renderers and utilities; a per-type line would otherwise zigzag between pids)
+    and the ``token`` reached."""
+    m = memory[memory["source"] == "psutil"]
+    if not len(m):
+        return pd.DataFrame(columns=["cell", "time_s", "process_type", "rss_bytes", "uss_bytes", "token", "processes"])
+    return (m.groupby(["cell", "time_s", "process_type"], as_index=False)
+             .agg(rss_bytes=("rss_bytes", "sum"), uss_bytes=("uss_bytes", "sum"), token=("token", "max"),
+                  processes=("pid", "nunique")))
+
+
+def engine_label(result: dict) -> str | None:
+    """'onnxruntime-web 1.31.0-dev… (webgpu bundle)' from an ort-decode result, else None."""
+    versions = result.get("ortVersion")
+    if not versions:
+        return None
+    web = versions.get("web") if isinstance(versions, dict) else versions
+    return f"onnxruntime-web {web} ({result.get('bundle', '?')} bundle)"
+
+
+def _content(memory: pd.DataFrame) -> pd.DataFrame:
+    """psutil samples of content processes (renderer / WebKitWebProcess / WebContent): the
+    largest single one per sampling round — the process a jetsam limit would kill."""
+    m = memory[(memory["source"] == "psutil") & memory["process_type"].isin(CONTENT_PROCESS_TYPES)]
+    return m.groupby(["cell", "time_s"], as_index=False).agg(rss_bytes=("rss_bytes", "max"), token=("token", "max"))
+
+
+def _jetsam(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, budget: int | None) -> None:
+    """Fill ``would_be_killed_at_token``: the first token at which the content process's RSS
+    (measured, psutil; the largest content process) plus the modeled native bytes of live bind groups (emulated WebGPU only)
+    exceeds ``budget`` bytes — iOS killed the page at 2,048 MB in the onnxruntime field report
+    (references.md). The RSS used for a token is the largest sampled while that token was the
+    last one reached."""
+    summary["memory_budget_bytes"] = budget
+    if not budget:
+        return
+    content = _content(memory)
+    killed = []
+    for _, row in summary.iterrows():
+        s = steps[steps["cell"] == row["cell"]].set_index("step")
+        c = content[content["cell"] == row["cell"]].dropna(subset=["token"])
+        rss = c.groupby("token")["rss_bytes"].max().reindex(s.index).ffill().fillna(0) if len(s) else pd.Series(dtype=float)
+        modeled = s["modeled_native_bytes"].fillna(0) if len(s) else pd.Series(dtype=float)
+        over = (rss + modeled) > budget
+        killed.append(int(over.idxmax()) if len(over) and over.any() else None)
+    summary["would_be_killed_at_token"] = pd.array(killed, dtype="Int64")
 
 
 def _median(df: pd.DataFrame, col: str):
@@ -159,7 +228,8 @@ def _tokens_identical(summary: pd.DataFrame, steps: pd.DataFrame) -> list:
     cell that did not finish; "not comparable" under emulated WebGPU (no shader runs)."""
     out = []
     seqs = {cid: list(zip(g["token"], g["logits_hash"])) for cid, g in steps.groupby("cell")} if len(steps) else {}
-    for _, row in summary.iterrows():
+    machine = summary["machine"].fillna("") if "machine" in summary else pd.Series("", index=summary.index)
+    for idx, row in summary.iterrows():
         if row["webgpu"] == "emulated":
             out.append("not comparable")
             continue
@@ -168,7 +238,8 @@ def _tokens_identical(summary: pd.DataFrame, steps: pd.DataFrame) -> list:
             continue
         peers = summary[(summary["browser"] == row["browser"]) & (summary["workload"] == row["workload"])
                         & (summary["profile"].fillna("") == (row["profile"] or ""))
-                        & (summary["repetition"] == row["repetition"]) & (summary["status"] == "ok")]
+                        & (summary["repetition"] == row["repetition"]) & (summary["status"] == "ok")
+                        & (machine == machine[idx])]  # merged runs: never across machines
         if len(peers) < 2:
             out.append("n/a")
             continue

@@ -1,0 +1,4 @@
+"""Report sections: each module registers its own with ``@harness.report.section`` on import."""
+
+from harness.report_sections import stats  # noqa: F401  statistics, differences, budgets, manifest
+from harness.report_sections import dispatch_overhead  # noqa: F401,E402  dispatch overhead per method, phases, fusion

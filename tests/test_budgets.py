@@ -1,0 +1,171 @@
+"""Budgets: the grammar, malformed files (exit 2 naming the line), and a real run in Chromium
+whose violated budget fails the run (exit 1) and its JUnit testcase."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import run_cli
+from harness import budgets as B
+
+FAILING = "decode-loop/fresh: bind_groups_per_token <= 1 after token 4"
+PASSING = "decode-loop/reuse: max(bind_groups_per_token) <= 0 after token 0"
+RELATIVE = "chromium/decode-loop/reuse: dispatches_per_token == 1.0 * fresh"
+ELSEWHERE = "webkit/*: live_bind_groups_max <= 5000"
+
+
+@pytest.fixture(scope="module")
+def budget_run(tmp_path_factory):
+    """decode-loop, tiny, 10 tokens, 2 repetitions in Chromium, with four budgets (one violated)."""
+    d = tmp_path_factory.mktemp("budgets")
+    step_summary = d / "step_summary.md"
+    old = os.environ.get("GITHUB_STEP_SUMMARY")
+    os.environ["GITHUB_STEP_SUMMARY"] = str(step_summary)
+    try:
+        cli = run_cli("run", "--browser", "chromium", "--workload", "decode-loop", "--profile", "tiny",
+                      "--tokens", "10", "--repeat", "2", "--budget", FAILING, "--budget", PASSING,
+                      "--budget", RELATIVE, "--budget", ELSEWHERE, run_dir=d / "run")
+    finally:
+        if old is None:
+            os.environ.pop("GITHUB_STEP_SUMMARY", None)
+        else:
+            os.environ["GITHUB_STEP_SUMMARY"] = old
+    return cli, step_summary
+
+
+# ---------------------------------------------------------------------------------- grammar
+
+@pytest.mark.parametrize("text, expect", [
+    ("ort-decode/bindgroup-cache: bind_groups_per_token <= 1 after token 32",
+     dict(browser="*", workload="ort-decode", variant="bindgroup-cache", stat="median", limit=1, after=32)),
+    ("webkit/*: live_bind_groups_max <= 5000", dict(browser="webkit", workload="*", variant="*", stat="mean", limit=5000)),
+    ("chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh",
+     dict(browser="chromium", workload="decode-loop", variant="reuse", ref="fresh", factor=0.95, limit=None)),
+    ("decode-loop/reuse@tiny: p90(ms_per_token) < baseline * 1.1",
+     dict(workload="decode-loop", variant="reuse", profile="tiny", stat="p90", op="<", ref="baseline", factor=1.1)),
+    ("*/decode-loop: rss_growth_bytes_per_token_renderer <= 64KiB", dict(browser="*", workload="decode-loop",
+                                                                           stat="slope", limit=65536)),
+    ("chromium: max(bind_groups_per_token) <= 1", dict(browser="chromium", workload="*", stat="max")),
+    ("decode-loop: extra_bind_group_cache_misses == 0", dict(workload="decode-loop", op="==", limit=0)),
+])
+def test_grammar(text, expect):
+    b = B.parse(text)
+    for k, v in expect.items():
+        assert getattr(b, k) == v, (k, getattr(b, k))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("decode-loop bind_groups_per_token <= 1", "missing ':'"),
+    ("decode-loop: bindgroups <= 1", "unknown metric 'bindgroups' (valid: ms_per_token"),
+    ("decode-loop: average(ms_per_token) <= 1", "unknown statistic 'average'"),
+    ("decode-loop: ms_per_token =< 1", "check is not METRIC OP LIMIT"),
+    ("decode-loop: ms_per_token <= 3MiB", "unit 'MiB' does not apply to ms_per_token"),
+    ("decode-loop: ms_per_token <= 1 after token x", "'after token' needs a whole number"),
+    ("a/b/c/d: ms_per_token <= 1", "is not [browser/]workload[/variant][@profile]"),
+    ("decode-loop: max(live_bind_groups_growth_per_token) <= 1", "valid: slope"),
+])
+def test_bad_budget_lines_name_what_is_wrong(text, message):
+    with pytest.raises(B.BudgetError) as exc:
+        B.parse(text, "budgets.toml", 7)
+    assert str(exc.value).startswith("budgets.toml line 7: ") and message in str(exc.value)
+
+
+def test_toml_file_with_both_forms(tmp_path):
+    f = tmp_path / "b.toml"
+    f.write_text('budgets = ["webkit/*: live_bind_groups_max <= 5000"]\n\n[[budget]]\nname = "cache"\n'
+                 'check = "decode-loop/reuse: bind_groups_per_token <= 1 after token 0"\n')
+    got = B.load([str(f), "decode-loop: submits_per_token <= 8"])
+    assert [b.name for b in got] == ["webkit/*: live_bind_groups_max <= 5000", "cache", "decode-loop: submits_per_token <= 8"]
+    assert got[1].source.endswith("b.toml line 5")
+
+
+@pytest.mark.parametrize("content, line, message", [
+    ('budgets = [\n  "decode-loop: ms_per_token <= 1",\n  "decode-loop: bogus_metric <= 2",\n]\n', 3, "unknown metric 'bogus_metric'"),
+    ('budgets = ["decode-loop: ms_per_token <= 1"]\nname = = 3\n', 2, "invalid TOML"),
+    ('[[budget]]\nname = "x"\ncheck = "decode-loop: ms_per_token <= 1"\nlimit = 3\n', 4, "unknown key 'limit' in [[budget]]"),
+    ('limits = ["decode-loop: ms_per_token <= 1"]\n', 1, "unknown key 'limits' (valid: budgets, [[budget]])"),
+])
+def test_malformed_budget_file_is_one_line_error_with_exit_2(tmp_path, content, line, message):
+    f = tmp_path / "budgets.toml"
+    f.write_text(content)
+    r = run_cli("run", "--workload", "decode-loop", "--budget", str(f), run_dir=tmp_path / "r")
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith(f"error: {f} line {line}: ") and message in lines[0], lines[0]
+    assert not (tmp_path / "r").exists()          # nothing was run
+
+
+def test_missing_budget_file_is_bad_input(tmp_path):
+    r = run_cli("run", "--workload", "decode-loop", "--budget", str(tmp_path / "none.toml"), run_dir=tmp_path / "r")
+    assert r.returncode == 2 and "cannot read the budget file" in r.stderr
+
+
+# ---------------------------------------------------------------------------------- real run
+
+def test_violated_budget_fails_the_run_and_says_which(budget_run):
+    cli, _ = budget_run
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    assert f"1 budget(s) failed: {FAILING}" in cli.stderr
+    out = " ".join(cli.stdout.split())
+    assert "budgets: 2 of 4 passed" in out
+    # the failing check names the configuration, the measured value with its statistic, and the limit
+    assert re.search(r"FAIL decode-loop/fresh: .*chromium/decode-loop/fresh@tiny: median\(bind_groups_per_token\) "
+                     r"after token 4 = 42 calls; limit <= 1 → FAILS", out), out
+    manifest = json.loads((cli.run_dir / "manifest.json").read_text())
+    assert all(c["status"] == "ok" for c in manifest["cells"])      # the cells were fine: only the budget failed
+
+
+def test_junit_has_one_testcase_per_budget_and_a_failure_naming_it(budget_run):
+    cli, _ = budget_run
+    root = ET.parse(cli.run_dir / "junit.xml").getroot()
+    suite = root.find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "1", "1")
+    cases = {tc.get("name"): tc for tc in suite.iter("testcase")}
+    assert set(cases) == {FAILING, PASSING, RELATIVE, ELSEWHERE}
+    failure = cases[FAILING].find("failure")
+    assert failure is not None and FAILING in failure.get("message") and "= 42" in failure.text
+    assert cases[PASSING].find("failure") is None and cases[RELATIVE].find("failure") is None
+    assert cases[ELSEWHERE].find("skipped") is not None
+
+
+def test_stats_files_and_step_summary(budget_run):
+    cli, step_summary = budget_run
+    d = cli.run_dir
+    stats = json.loads((d / "stats.json").read_text())
+    assert stats["warmup_steps"] == 1 and stats["confidence"] == 0.95
+    groups = {g["group"]: g for g in stats["groups"]}
+    fresh = groups["chromium/decode-loop/fresh@tiny"]["metrics"]
+    assert fresh["bind_groups_per_token"]["value"] == 42 and fresh["bind_groups_per_token"]["n"] == 2 * 9
+    ms = fresh["ms_per_token"]
+    assert ms["ci_low"] <= ms["value"] <= ms["ci_high"] and ms["ci_method"].startswith("bootstrap")
+    assert {b["name"]: b["status"] for b in stats["budgets"]} == {FAILING: "failed", PASSING: "passed",
+                                                                  RELATIVE: "passed", ELSEWHERE: "skipped"}
+    rel = next(b for b in stats["budgets"] if b["name"] == RELATIVE)["checks"][0]
+    assert rel["ref_value"] == 42 and rel["ratio"] == 1.0
+    header = (d / "stats.csv").read_text().splitlines()[0]
+    assert header.startswith("group,machine,browser,workload,variant,profile,metric,unit,kind,stat,value,ci_low,ci_high")
+    assert "ms_per_token" in (d / "differences.csv").read_text()
+    md = (d / "summary.md").read_text()
+    assert "❌" in md and FAILING in md and step_summary.read_text().strip() == md.strip()
+
+
+def test_report_has_budget_results_ci_bands_and_manifest_panel(budget_run):
+    cli, _ = budget_run
+    html = (cli.run_dir / "report.html").read_text()
+    section = html[html.index('<section id="statistics">'):]
+    assert "Budgets: 2 of 4 passed" in section and "Variant differences" in section and "<h3>Manifest</h3>" in section
+    charts = json.loads(re.search(r'id="chart-data">(.*?)</script>', html, re.S).group(1).replace("<\\/", "</"))
+    bands = [t["meta"] for t in charts["ms_per_token"]["data"] if "band" in (t.get("meta") or {})]
+    kinds = {m["band"] for m in bands}
+    assert {"repetitions", "estimate"} <= kinds
+    est = next(m for m in bands if m["band"] == "estimate" and m["group"].endswith("fresh@tiny"))
+    assert est["ci_low"] <= est["value"] <= est["ci_high"]
+    assert set(charts) == {"bind_groups_per_token", "live_bind_groups", "memory", "ms_per_token"}
+    assert "<svg" in section[section.index("Variant differences"):]      # CI plot per difference row
+    assert "<script src=" not in html            # still one offline file

@@ -1,0 +1,180 @@
+"""harness/stats.py against known distributions (synthetic samples: the truth is known), the
+round-robin order of repetitions, and auto-sampling through the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import run_cli
+from harness import stats as S
+
+
+def _cell(name: str, variant: str, rep: int, steps: dict, browser: str = "chromium") -> S.CellData:
+    df = pd.DataFrame(steps)
+    df["step"] = np.arange(len(df))
+    key = S.GroupKey(browser, "synthetic", variant, "tiny")
+    return S.CellData(name, key, rep, "ok", "", {}, df, pd.DataFrame(columns=["cell", "source", "process_type",
+                                                                              "pid", "rss_bytes", "token"]))
+
+
+def _coverage(hits: list[bool]) -> float:
+    return float(np.mean(hits))
+
+
+def test_bootstrap_ci_of_the_mean_covers_a_skewed_truth_at_about_the_nominal_rate():
+    # lognormal(0, 0.75): skewed like per-token latencies; its mean is exp(0.75² / 2)
+    truth = float(np.exp(0.75 ** 2 / 2))
+    hits = []
+    for seed in range(300):
+        x = np.random.default_rng(seed).lognormal(0.0, 0.75, size=150)
+        lo, hi, how = S.bootstrap_ci(x, "mean", seed=seed)
+        assert how == "bootstrap-bca" and lo < np.mean(x) < hi
+        hits.append(lo <= truth <= hi)
+    # 0.93 here: BCa runs a little under nominal on skewed data (Efron & Tibshirani 1993, ch. 14)
+    assert 0.90 <= _coverage(hits) <= 0.985, _coverage(hits)
+
+
+def test_bootstrap_ci_of_the_median_covers_the_true_median():
+    # exponential(1): median ln 2
+    hits = []
+    for seed in range(200):
+        x = np.random.default_rng(1000 + seed).exponential(1.0, size=61)
+        lo, hi, how = S.bootstrap_ci(x, "median", seed=seed)
+        assert how == "bootstrap-percentile"
+        hits.append(lo <= np.log(2) <= hi)
+    assert 0.90 <= _coverage(hits) <= 0.995, _coverage(hits)
+
+
+def test_student_t_ci_covers_the_mean_of_few_repetitions():
+    hits = []
+    for seed in range(500):
+        x = np.random.default_rng(seed).normal(100.0, 7.0, size=4)  # e.g. peak RSS of 4 repetitions
+        lo, hi, how = S.t_ci(x)
+        assert how == "t"
+        hits.append(lo <= 100.0 <= hi)
+    assert 0.92 <= _coverage(hits) <= 0.98, _coverage(hits)
+
+
+def test_constant_samples_have_an_exact_interval_and_single_ones_none():
+    assert S.bootstrap_ci([42.0] * 30) == (42.0, 42.0, "exact")
+    assert S.bootstrap_ci([3.0]) == (3.0, 3.0, "exact")
+    assert S.bootstrap_ci([1.0, 2.0], "max") == (None, None, "none")
+    assert S.t_ci([5.0]) == (5.0, 5.0, "exact")
+    assert S.t_ci([5.0, 6.0])[2] == "t"
+
+
+def test_difference_of_medians_covers_a_planted_shift():
+    # b = a's distribution + 2 ms: the true difference of medians is exactly 2
+    hits, rel_hits = [], []
+    for seed in range(120):
+        rng = np.random.default_rng(seed)
+        a = [_cell(f"a{r}", "fresh", r, {"wall_ms": 10 + rng.gamma(2.0, 1.0, 40)}) for r in range(2)]
+        b = [_cell(f"b{r}", "reuse", r, {"wall_ms": 12 + rng.gamma(2.0, 1.0, 40)}) for r in range(2)]
+        d = S.difference(a, b, "ms_per_token", warmup=0)
+        assert d.stat == "median" and d.ci_method == "bootstrap-percentile"
+        hits.append(d.diff_low <= 2.0 <= d.diff_high)
+        true_rel = 2.0 / (10 + 1.678346990016661)  # gamma(2, 1) median = 1.678...
+        rel_hits.append(d.rel_low <= true_rel <= d.rel_high)
+    assert 0.88 <= _coverage(hits) <= 0.995, _coverage(hits)
+    assert 0.85 <= _coverage(rel_hits) <= 0.995, _coverage(rel_hits)
+
+
+def test_difference_is_significant_only_when_its_ci_excludes_zero():
+    rng = np.random.default_rng(7)
+    a = [_cell("a", "fresh", 0, {"wall_ms": 10 + rng.normal(0, 1, 60), "create_bind_group": [42] * 60})]
+    same = [_cell("s", "reuse", 0, {"wall_ms": 10 + rng.normal(0, 1, 60), "create_bind_group": [42] * 60})]
+    fast = [_cell("f", "reuse", 0, {"wall_ms": 7 + rng.normal(0, 1, 60), "create_bind_group": [0] * 60})]
+    assert S.difference(a, same, "ms_per_token").significant is False
+    assert S.difference(a, fast, "ms_per_token").significant is True
+    exact = S.difference(a, fast, "bind_groups_per_token")
+    assert (exact.diff, exact.ci_method, exact.significant, exact.rel) == (-42, "exact", True, -1)
+    nochange = S.difference(a, same, "bind_groups_per_token")
+    assert (nochange.diff, nochange.significant) == (0, False)
+
+
+def test_theil_sen_recovers_a_planted_slope_despite_outliers():
+    hits = []
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        x = np.arange(200.0)
+        y = 5e6 + 512.0 * x + rng.normal(0, 4000, x.size)   # RSS growing 512 bytes per token
+        y[rng.choice(x.size, 15, replace=False)] += 3e5      # GC spikes: outliers
+        slope, lo, hi, n = S.theil_sen(x, y)
+        assert n == 200 and abs(slope - 512) < 60
+        hits.append(lo <= 512 <= hi)
+    assert 0.88 <= _coverage(hits) <= 0.995, _coverage(hits)
+
+
+def test_growth_slope_pools_repetitions_without_counting_their_offsets_as_growth():
+    # two repetitions, each growing 3 live bind groups per token, starting 1000 apart
+    rng = np.random.default_rng(3)
+    cells = [_cell(f"c{r}", "fresh", r, {"bind_groups_live": 1000 * r + 3 * np.arange(64) + rng.normal(0, 4, 64)})
+             for r in range(2)]
+    e = S.estimate(cells, "live_bind_groups_growth_per_token")
+    assert e.kind == "slope" and e.n_reps == 2 and e.ci_method == "theil-sen"
+    assert abs(e.value - 3) < 0.2 and e.ci_low <= 3 <= e.ci_high
+    flat = [_cell("f", "reuse", 0, {"bind_groups_live": [42] * 64})]
+    flat_e = S.estimate(flat, "live_bind_groups_growth_per_token")
+    assert (flat_e.value, flat_e.ci_method) == (0, "exact")
+
+
+def test_warmup_is_excluded_and_after_token_moves_it():
+    cell = _cell("c", "fresh", 0, {"wall_ms": [500.0, 10, 10, 10, 12, 10], "create_bind_group": [300, 42, 42, 0, 0, 0]})
+    assert S.token_values(cell, "ms_per_token").tolist() == [10, 10, 10, 12, 10]           # token 0 left out
+    assert S.estimate([cell], "bind_groups_per_token", warmup=3).value == 0                # "after token 2"
+    assert S.estimate([cell], "ms_per_token").value == 10
+
+
+def test_auto_sample_conditions_follow_tachometer():
+    conds = S.parse_conditions("0%, 5%")
+    assert [c.thresholds() for c in conds] == [[0.0], [-0.05, 0.05]]
+    assert S.parse_conditions("-10%")[0].thresholds() == [-0.1]
+    assert S.parse_conditions("0.5ms")[0].relative is False
+    with pytest.raises(ValueError, match="not N% or Nms"):
+        S.parse_conditions("fast")
+    d = S.Difference("ms_per_token", "ms", "median", "a", "b", 10, 8, -2, -2.5, -1.5, -0.2, -0.25, -0.15, "x", True)
+    assert S.unresolved([d], conds) == []                       # clears 0 and ±5%
+    d.rel_low, d.rel_high = -0.04, 0.01
+    assert len(S.unresolved([d], conds)) == 1                  # straddles 0% only
+    assert "contains +0%" in S.unresolved([d], conds)[0]
+    d.rel_low, d.rel_high = -0.25, -0.03
+    assert [u.split()[-1] for u in S.unresolved([d], conds)] == ["-5%"]
+
+
+def test_repetitions_interleave_variants_round_robin():
+    from harness.runner import RunPlan
+    from harness.workloads import discover
+
+    wl = discover()["decode-loop"]
+    plan = RunPlan(browsers=["chromium"], workloads=[wl], variants={wl.name: ["fresh", "reuse"]},
+                   profiles={wl.name: "tiny"}, repeat=3)
+    order = [(c.repetition, c.variant) for c in plan.cells()]
+    assert order == [(0, "fresh"), (0, "reuse"), (1, "fresh"), (1, "reuse"), (2, "fresh"), (2, "reuse")]
+
+
+def test_auto_sample_adds_repetitions_and_says_why_it_stopped(tmp_path):
+    r = run_cli("run", "--browser", "chromium", "--workload", "decode-loop", "--profile", "tiny", "--tokens", "6",
+                "--auto-sample", "0%", "--timeout", "8s", run_dir=tmp_path / "r")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "auto-sample: stopped after" in r.stdout
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    auto = manifest["auto_sample"]
+    assert auto["repetitions"] >= 2 and auto["conditions"] == ["0%"] and auto["reason"].startswith("stopped after")
+    cells = [(c["repetition"], c["variant"]) for c in manifest["cells"]]
+    assert cells == [(r, v) for r in range(auto["repetitions"]) for v in ("fresh", "reuse")]
+    assert all(c["status"] == "ok" for c in manifest["cells"])
+    stats = json.loads((tmp_path / "r" / "stats.json").read_text())
+    ms = next(d for d in stats["differences"] if d["metric"] == "ms_per_token")
+    assert ms["diff_low"] <= ms["diff"] <= ms["diff_high"]
+
+
+def test_timeout_without_auto_sample_is_bad_input(tmp_path):
+    r = run_cli("run", "--workload", "decode-loop", "--timeout", "3", run_dir=tmp_path / "r")
+    assert r.returncode == 2 and "--auto-sample" in r.stderr
+    r = run_cli("run", "--workload", "decode-loop", "--auto-sample", "soon", run_dir=tmp_path / "r")
+    assert r.returncode == 2 and "not N% or Nms" in r.stderr
+    assert not (tmp_path / "r").exists()
