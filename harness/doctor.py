@@ -15,6 +15,23 @@ ADAPTER_JS = """(async () => {
 })()"""
 
 
+def native_adapters() -> list[tuple[str | None, str]]:
+    """Adapters wgpu-native finds outside the browser (``webgpu-harness native``): a list of
+    (label, note); one (None, why) row when wgpu is missing or finds none."""
+    from harness.native.run import adapter_info, adapter_label, import_wgpu
+
+    wgpu, why = import_wgpu()
+    if wgpu is None:
+        return [(None, why)]
+    try:
+        adapters = list(wgpu.gpu.enumerate_adapters_sync())
+    except Exception as exc:  # a broken Vulkan loader, say
+        return [(None, f"enumerating adapters failed: {exc}")]
+    if not adapters:
+        return [(None, "no adapter: on Debian install mesa-vulkan-drivers (lavapipe CPU adapter) or a GPU driver")]
+    return [(adapter_label(adapter_info(a)), "") for a in adapters]
+
+
 def probe_adapter(driver: BrowserDriver, located: Located) -> tuple[str, str]:
     """Launch the browser, open an isolated page on a local server and request an adapter.
 

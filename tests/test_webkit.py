@@ -191,3 +191,35 @@ def test_emulation_node_suite():
     r = subprocess.run(["node", "--test", "--expose-gc", "tests/js/"], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert re.search(r"# fail 0", r.stdout)
+
+
+def test_webkit_prefers_a_playwright_webkit_build(tmp_path, monkeypatch):
+    from harness.browsers.webdriver import WebKitGTKDriver
+
+    build = tmp_path / "webkit-2215"
+    build.mkdir()
+    (build / "pw_run.sh").write_text("#!/bin/sh\n")
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path))
+    located = WebKitGTKDriver().locate()
+    assert located.driver == "playwright-webkit" and located.executable == str(build)
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path / "none"))
+    assert WebKitGTKDriver().locate().driver == "selenium-webkitgtk"
+
+
+def test_small_ort_session_runs_on_the_emulation_like_on_real_webgpu(tmp_path):
+    # the same onnxruntime-web session (C++ EP) on real Chromium WebGPU and on the emulation
+    per_token = {}
+    for mode in ("real", "emulated"):
+        r = run_cli("run", "--browser", "chromium", "--workload", "ort-decode", "--profile", "tiny", "--tokens", "4",
+                    "--variant", "default", "--webgpu", mode, run_dir=tmp_path / mode)
+        assert r.returncode == 0, r.stdout + r.stderr
+        run = load_run(r)
+        assert run.summary["status"].tolist() == ["ok"] and run.summary["webgpu"].tolist() == [mode]
+        st = run.cell_steps("default")
+        assert (st["create_bind_group"] == st["dispatch_workgroups"]).all()
+        per_token[mode] = st["dispatch_workgroups"].iloc[1:].tolist()
+    # Both complete with one bind group per dispatch. The counts need not match: ORT picks kernels
+    # by the adapter's features and limits, and the emulation reports Safari's (shader-f16, WebKit's
+    # Apple-GPU limits), SwiftShader its own (measured here: 29 vs 27 dispatches per token).
+    assert all(n > 0 for n in per_token["real"] + per_token["emulated"])
+    assert len(set(per_token["real"])) == 1 and len(set(per_token["emulated"])) == 1

@@ -32,27 +32,38 @@ INSTALL_HINT = "install Debian's Chromium: sudo apt-get update && sudo apt-get i
 
 
 class ChromiumSession(BrowserSession):
-    def __init__(self, located: Located, headed: bool, args: list[str]):
+    """A Playwright browser: Chromium (``engine="chromium"``, with CDP for the worker's heap) or
+    a Playwright-installed WebKit (``engine="webkit"``; no CDP, WebKit process names)."""
+
+    def __init__(self, located: Located, headed: bool, args: list[str], engine: str = "chromium"):
         from playwright.sync_api import sync_playwright
 
+        self.engine = engine
         before = {p.pid for p in processes.descendants()}
         self._pw = sync_playwright().start()
         try:
-            self._browser = self._pw.chromium.launch(
-                executable_path=located.executable, headless=not headed, args=args)
+            if engine == "webkit":
+                self._browser = self._pw.webkit.launch(headless=not headed, args=args)
+            else:
+                self._browser = self._pw.chromium.launch(
+                    executable_path=located.executable, headless=not headed, args=args)
         except Exception as exc:
             self._pw.stop()
             raise RuntimeError(f"could not launch {located.executable}: {str(exc).splitlines()[0]}") from exc
         self.version = self._browser.version
-        self._root = next((p for p in processes.descendants()
-                           if p.pid not in before and processes.chrome_type(p) == "browser"
-                           and "chrom" in p.name().lower()), None)
+        new = [p for p in processes.descendants() if p.pid not in before]
+        if engine == "webkit":  # the first process Playwright's driver started for this browser
+            self._root = next((p for p in new if "node" not in p.name().lower()), None)
+        else:
+            self._root = next((p for p in new if processes.chrome_type(p) == "browser"
+                               and "chrom" in p.name().lower()), None)
         self._death: str | None = None
         self._browser.on("disconnected", lambda *_: self._set_death("browser disconnected (the browser process exited or was killed)"))
         self._context = None
         self._page = None
-        self._cdp = self._browser.new_browser_cdp_session()
-        self._cdp.on("Target.receivedMessageFromTarget", self._on_target_message)
+        self._cdp = self._browser.new_browser_cdp_session() if engine == "chromium" else None
+        if self._cdp is not None:
+            self._cdp.on("Target.receivedMessageFromTarget", self._on_target_message)
         self._worker_session: str | None = None
         self._heap: dict[str, int] | None = None
         self._msg_id = 0
@@ -98,6 +109,10 @@ class ChromiumSession(BrowserSession):
         if self._root is None or not self._root.is_running():
             return []
         procs = [self._root] + processes.descendants(self._root.pid)
+        if self.engine == "webkit":
+            from harness.browsers.webdriver import webkit_process_type
+
+            return [ProcessInfo(p.pid, webkit_process_type(p)) for p in procs]
         return [ProcessInfo(p.pid, processes.chrome_type(p)) for p in procs]
 
     # --- JS heap of the worker via CDP (Runtime.getHeapUsage on the worker target) ---
@@ -111,7 +126,7 @@ class ChromiumSession(BrowserSession):
             self._heap = {"used_bytes": int(result["usedSize"]), "total_bytes": int(result["totalSize"])}
 
     def worker_heap(self) -> dict[str, int] | None:
-        if self._death:
+        if self._death or self._cdp is None:
             return None
         try:
             if self._worker_session is None:

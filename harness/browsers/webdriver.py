@@ -149,13 +149,27 @@ class WebDriverSession(BrowserSession):
             self._xvfb.stop()
 
 
+def playwright_webkit() -> str | None:
+    """Folder of a Playwright-installed WebKit build (``playwright install webkit``), or None."""
+    cache = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or Path.home() / ".cache" / "ms-playwright")
+    for folder in sorted(cache.glob("webkit-*"), reverse=True):
+        if (folder / "pw_run.sh").exists():
+            return str(folder)
+    return None
+
+
 class WebKitGTKDriver(BrowserDriver):
-    """WebKitGTK (Debian ``webkit2gtk-driver``): WebKitWebDriver + MiniBrowser under Xvfb."""
+    """``--browser webkit``: a Playwright WebKit build when one is installed (driven like
+    Chromium, through Playwright), else WebKitGTK (Debian ``webkit2gtk-driver``):
+    WebKitWebDriver + MiniBrowser under Xvfb."""
 
     name = "webkit"
-    description = "WebKitGTK MiniBrowser via WebKitWebDriver (Selenium), under a private Xvfb"
+    description = "Playwright WebKit if installed, else WebKitGTK MiniBrowser via WebKitWebDriver (Selenium) under Xvfb"
 
     def locate(self, browser_path: str | None = None) -> Located:
+        pw = None if browser_path else playwright_webkit()
+        if pw:
+            return Located(self.name, pw, "playwright-webkit", ["Playwright WebKit build"])
         driver = shutil.which(WEBKITGTK_DRIVER)
         if driver is None:
             raise BrowserNotFound(f"{WEBKITGTK_DRIVER} not found; {WEBKITGTK_HINT}")
@@ -166,7 +180,11 @@ class WebKitGTKDriver(BrowserDriver):
             raise BrowserNotFound(f"no X display and no Xvfb; {WEBKITGTK_HINT}")
         return Located(self.name, exe, "selenium-webkitgtk", [f"driver {driver}", "WebKitGTK"])
 
-    def launch(self, located: Located, headed: bool = False, extra_args=None, without_args=None) -> WebDriverSession:
+    def launch(self, located: Located, headed: bool = False, extra_args=None, without_args=None):
+        if located.driver == "playwright-webkit":
+            from harness.browsers.chromium import ChromiumSession
+
+            return ChromiumSession(located, headed, list(extra_args or []), engine="webkit")
         from selenium import webdriver
         from selenium.webdriver.remote.client_config import ClientConfig
         from selenium.webdriver.webkitgtk.service import Service
