@@ -20,11 +20,13 @@ def main(tokens: int = 2000, profile: str = "tiny") -> dict:
         if event == "step":
             series.append((info["steps"], me.memory_info().rss))
 
-    Runner(plan("decode-loop", ["fresh"], profile, tokens), run_dir, progress=progress).run()
+    # the KV cache holds max_tokens positions: size it for the whole run (profile override)
+    Runner(plan("decode-loop", ["fresh"], profile, tokens, params={"max_tokens": tokens}), run_dir,
+           progress=progress).run()
     x = [s for s, _ in series]
     y = [r for _, r in series]
     slope, _, lo, hi = theilslopes(y, x)
-    result = {"benchmark": "harness-rss", "tokens": tokens, "samples": len(series),
+    result = {"benchmark": "harness-rss", "tokens": tokens, "steps_reached": x[-1] if x else 0, "samples": len(series),
               "rss_start_bytes": y[0], "rss_end_bytes": y[-1],
               "slope_bytes_per_token": slope, "slope_ci95": [lo, hi]}
     finish(run_dir, result)

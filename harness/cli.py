@@ -185,7 +185,7 @@ def run(
             fail(str(exc))
     elif model is not None or ort_version is not None:
         fail("--model and --ort-version apply to the ort-decode workload (add --workload ort-decode)")
-    from harness.runner import DEFAULT_EMULATION, RunPlan, Runner
+    from harness.runner import DEFAULT_EMULATION, RunPlan
 
     plan = RunPlan(browsers=browsers, workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
                    seed=seed, params=params, extra_roots=extra_roots, repeat=repeat, headed=headed,

@@ -32,20 +32,29 @@ def native_adapters() -> list[tuple[str | None, str]]:
     return [(adapter_label(adapter_info(a)), "") for a in adapters]
 
 
-def probe_adapter(driver: BrowserDriver, located: Located) -> tuple[str, str]:
-    """Launch the browser, open an isolated page on a local server and request an adapter.
-
-    Returns (browser version, adapter description or ``none: <why>``). Raises on launch failure.
-    """
+def evaluate_on_local_page(driver: BrowserDriver, expression: str, located: Located | None = None,
+                           extra_args: list[str] | None = None):
+    """Launch the browser, open an isolated page of a private harness server (so ``/web/`` and
+    ``/workloads/`` modules can be imported) and evaluate ``expression`` (a JS expression, may be
+    a promise) there. Returns ``(browser version, JSON result)``; raises on launch failure."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         store = SampleStore(tmp)
-        session = driver.launch(located)
+        session = driver.launch(located or driver.locate(), extra_args=extra_args)
         try:
             with ServerThread(create_app(store)) as server:
                 session.open(server.url + "/")
-                return session.version, str(session.evaluate(ADAPTER_JS))
+                return session.version, session.evaluate(expression)
         finally:
             session.close()
             store.close()
+
+
+def probe_adapter(driver: BrowserDriver, located: Located) -> tuple[str, str]:
+    """Ask the browser for a WebGPU adapter on an isolated local page.
+
+    Returns (browser version, adapter description or ``none: <why>``). Raises on launch failure.
+    """
+    version, adapter = evaluate_on_local_page(driver, ADAPTER_JS, located)
+    return version, str(adapter)

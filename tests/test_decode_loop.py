@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 
-import pandas as pd
 
 
 def test_cells_ran_on_real_webgpu(decode_run):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
 
 import pytest
 
@@ -126,20 +125,9 @@ CACHE_CHECK_JS = """(async () => {
 
 def test_bindgroup_cache_shim_in_the_browser():
     from harness.browsers.chromium import ChromiumDriver
-    from harness.server import ServerThread, create_app
-    from harness.store import SampleStore
+    from harness.doctor import evaluate_on_local_page
 
-    driver = ChromiumDriver()
-    with tempfile.TemporaryDirectory() as tmp:
-        store = SampleStore(tmp)
-        session = driver.launch(driver.locate(), extra_args=["--js-flags=--expose-gc"])
-        try:
-            with ServerThread(create_app(store)) as server:
-                session.open(server.url + "/")
-                report = session.evaluate(CACHE_CHECK_JS)
-        finally:
-            session.close()
-            store.close()
+    _, report = evaluate_on_local_page(ChromiumDriver(), CACHE_CHECK_JS, extra_args=["--js-flags=--expose-gc"])
     checks = {c["name"]: c for c in report["checks"]}
     assert any("destroy" in n for n in checks), list(checks)
     failed = {n: c for n, c in checks.items() if c["ok"] is False}

@@ -10,7 +10,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import psutil
@@ -151,20 +150,9 @@ CONFORMANCE_JS = """(async () => {
 
 def test_emulation_conforms_to_real_chromium_webgpu():
     from harness.browsers.chromium import ChromiumDriver
-    from harness.server import ServerThread, create_app
-    from harness.store import SampleStore
+    from harness.doctor import evaluate_on_local_page
 
-    driver = ChromiumDriver()
-    with tempfile.TemporaryDirectory() as tmp:
-        store = SampleStore(tmp)
-        session = driver.launch(driver.locate())
-        try:
-            with ServerThread(create_app(store)) as server:
-                session.open(server.url + "/")
-                out = session.evaluate(CONFORMANCE_JS)
-        finally:
-            session.close()
-            store.close()
+    _, out = evaluate_on_local_page(ChromiumDriver(), CONFORMANCE_JS)
     real = {c["name"]: c for c in out["real"]}
     emulated = {c["name"]: c for c in out["emulated"]}
     assert set(real) == set(emulated) and len(real) >= 10
