@@ -55,11 +55,24 @@ def parse_bytes(text: str, option: str) -> int:
     return int(float(m.group(1)) * _UNITS[unit])
 
 
-def _parse_params(values: Optional[List[str]]) -> dict:
+#: installEmulatedWebGPU options settable with --emulation-option (web/emulation/webgpu-emulated.js)
+EMULATION_OPTIONS = ("reportCostToJs", "retainWrappersUntilDone", "completion", "contents", "limits",
+                     "logUncapturedErrors", "argumentBytes")
+
+
+def _emulation_options(values: Optional[List[str]]) -> dict:
+    out = _parse_params(values, "--emulation-option")
+    for key in out:
+        if key not in EMULATION_OPTIONS:
+            fail(f"unknown --emulation-option {key!r} (valid: {', '.join(EMULATION_OPTIONS)})")
+    return out
+
+
+def _parse_params(values: Optional[List[str]], option: str = "--param") -> dict:
     out: dict = {}
     for item in values or []:
         if "=" not in item:
-            fail(f"--param {item!r} is not KEY=VALUE")
+            fail(f"{option} {item!r} is not KEY=VALUE")
         k, v = item.split("=", 1)
         for conv in (int, float):
             try:
@@ -144,6 +157,7 @@ def run(
     webgpu: str = typer.Option("auto", "--webgpu", help="auto: the browser's WebGPU, emulated where it has none (WebKitGTK); real: never emulate (no WebGPU → skipped); emulated: always the JS emulation (modeled native memory)."),
     emulation_bytes_per_stage: int = typer.Option(16384, "--emulation-bytes-per-stage", help="Emulated WebGPU: modeled native bytes per shader stage with bindings, at least (default one 16 KiB page; WebKit BindGroup.mm)."),
     emulation_page_bytes: int = typer.Option(16384, "--emulation-page-bytes", help="Emulated WebGPU: round each stage's argument buffer up to this (0: no rounding)."),
+    emulation_option: Optional[List[str]] = typer.Option(None, "--emulation-option", help="Emulated WebGPU: another installEmulatedWebGPU option KEY=VALUE (repeatable), e.g. reportCostToJs=true, retainWrappersUntilDone=true, completion=microtask. See web/emulation/webgpu-emulated.js."),
     model: Optional[Path] = typer.Option(None, "--model", help="ort-decode: a local ONNX decoder (Transformers.js / onnxruntime-genai layout; external data beside it) instead of the built-in fixtures."),
     ort_version: Optional[str] = typer.Option(None, "--ort-version", help="ort-decode: onnxruntime-web version to load from node_modules/ (default: the pinned 1.31.0-dev.20260914-8d85527a0)."),
     memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the token at which the content process (RSS + modeled native bytes) would exceed it (iOS killed the page at 2,048 MB in the field report). Default off."),
@@ -194,7 +208,8 @@ def run(
                    browser_args=list(browser_arg or []), without_browser_args=list(without_flag or []),
                    webgpu=webgpu, memory_budget_bytes=budget_bytes,
                    emulation_options={**DEFAULT_EMULATION, "bytesPerStage": emulation_bytes_per_stage,
-                                      "pageBytes": emulation_page_bytes})
+                                      "pageBytes": emulation_page_bytes,
+                                      **_emulation_options(emulation_option)})
     run_dir = output or RUNS_DIR / datetime.now().strftime("%Y%m%d-%H%M%S")
     if (run_dir / "samples.jsonl").exists():
         fail(f"{run_dir} already holds a run; choose another --output")

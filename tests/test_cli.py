@@ -60,3 +60,10 @@ def test_workload_exception_is_recorded_with_stack_and_other_cells_continue(tmp_
     samples = (tmp_path / "r" / "samples.jsonl").read_text()
     assert '"kind":"error"' in samples and "main.js" in samples   # the stack came back
     assert "failed" in r.stderr
+
+
+def test_unknown_emulation_option_is_one_line_error(tmp_path):
+    r = run_cli("run", "--workload", "decode-loop", "--emulation-option", "colour=blue", run_dir=tmp_path / "r")
+    assert r.returncode == 2
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "reportCostToJs" in lines[0]

@@ -97,7 +97,11 @@ def test_report_has_the_calibration_section(wk_run):
         assert f"<code>{variant}</code>" in body
     data = json.loads(re.search(r'id="chart-data">(.*?)</script>', html, re.S).group(1).replace("<\\/", "</"))
     traces = data["gc_retention_live"]["data"]
-    assert {t["meta"]["variant"] for t in traces} == {"minimal", "js-churn", "force-gc"}
+    cells = [t for t in traces if "cell" in (t.get("meta") or {})]
+    assert {t["meta"]["variant"] for t in cells} == {"minimal", "js-churn", "force-gc"}
+    field = [t for t in traces if t.get("legendgroup") == "field-report"]
+    assert {t["y"][0] for t in field} == {250, 7_000, 150_000}  # the report's figures, beside the curves
+    assert "not measured here" in field[0]["legendgrouptitle"]["text"]
     assert "gc_retention_modeled" in data
 
 

@@ -4,6 +4,7 @@ the harness: ``Xvfb -displayfd`` picks a free display number and tells us which.
 from __future__ import annotations
 
 import os
+import random
 import select
 import shutil
 import subprocess
@@ -26,7 +27,7 @@ class Xvfb:
     def available() -> bool:
         return shutil.which("Xvfb") is not None
 
-    def start(self, attempts: int = 3) -> str:
+    def start(self, attempts: int = 5) -> str:
         """Start Xvfb on a free display and return it (``":N"``), retrying a lost race."""
         for attempt in range(attempts):
             try:
@@ -41,18 +42,22 @@ class Xvfb:
         if exe is None:
             raise BrowserNotFound(f"Xvfb (an X display server for headless WebKitGTK) is missing; {INSTALL_HINT}")
         read_fd, write_fd = os.pipe()
-        self.proc = subprocess.Popen([exe, "-displayfd", str(write_fd), "-screen", "0", self.size, "-nolisten", "tcp"],
+        # A random display number (rather than -displayfd's lowest free one) keeps harnesses that
+        # start at the same moment from racing for :0; -displayfd still reports readiness.
+        number = random.randint(100, 30000)
+        self.proc = subprocess.Popen([exe, f":{number}", "-displayfd", str(write_fd), "-screen", "0", self.size,
+                                      "-nolisten", "tcp"],
                                      pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(write_fd)
         try:
             ready, _, _ = select.select([read_fd], [], [], self.timeout_s)
-            number = os.read(read_fd, 64).decode().strip() if ready else ""
+            reported = os.read(read_fd, 64).decode().strip() if ready else ""
         finally:
             os.close(read_fd)
-        if not number:
+        if not reported:
             self.stop()
-            raise RuntimeError("Xvfb did not report a display")
-        self.display = f":{number}"
+            raise RuntimeError(f"Xvfb did not start on :{number}")
+        self.display = f":{reported}"
         try:  # two servers racing for one display number: the loser exits at once
             self.proc.wait(0.3)
             raise RuntimeError(f"Xvfb exited right after taking display {self.display} (status {self.proc.returncode})")

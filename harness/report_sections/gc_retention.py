@@ -66,6 +66,33 @@ def _int(v) -> str:
     return "—" if v is None or pd.isna(v) else f"{int(round(v)):,}"
 
 
+def _legend_right() -> dict:
+    """Layout with a scrolling legend on the right: the report's chart boxes have a fixed height
+    (reports/templates/report.html.j2), so a legend below would squeeze the plot away."""
+    return {"legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 10}, "groupclick": "toggleitem",
+                       "traceorder": "grouped"}}
+
+
+#: One colour per variant (repetitions share it; Chromium's real-WebGPU traces are dotted).
+_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+_VARIANT_ORDER = ["minimal", "descriptors", "encoder-refs", "wasm-heap", "js-churn", "force-gc", "wasm-heap-force-gc"]
+
+
+def _color(variant: str) -> str:
+    i = _VARIANT_ORDER.index(variant) if variant in _VARIANT_ORDER else len(_VARIANT_ORDER) + sum(map(ord, variant))
+    return _PALETTE[i % len(_PALETTE)]
+
+
+def _group(row) -> dict:
+    """Legend group per engine, titled with its provenance (browser and version, adapter, real or
+    emulated WebGPU), so each trace's own name can stay short."""
+    version = str(row.get("browser_version") or "")
+    if row.get("browser") == "chromium":
+        version = version.split(".")[0]
+    title = f"{row['browser']} {version}<br>{row.get('adapter') or 'no adapter'} · {row.get('webgpu')} WebGPU"
+    return {"legendgroup": report.provenance(row), "legendgrouptitle": {"text": title}}
+
+
 def cell_metrics(steps: pd.DataFrame) -> dict:
     """Retention figures of one cell from its steps.csv rows (any order)."""
     c = steps.sort_values("step")
@@ -116,13 +143,12 @@ def _field_comparison(variant: str, m: dict) -> str:
     lo, hi = FIELD["forced_gc_range"]
     if variant in FORCE_GC_VARIANTS:
         where = "inside" if lo <= m["live_max"] <= hi else ("above" if m["live_max"] > hi else "below")
-        extra = "; grows without collection: the forced allocations set off none" if grows_uncollected(m) else ""
+        extra = "; grows without collection" if grows_uncollected(m) else ""
         return f"live max {m['live_max']:,.0f} is {where} the reported {lo:,}–{hi:,}{extra}"
     if grows_uncollected(m):
-        return (f"grows without collection ({m['live_end'] / m['created']:.0%} of {m['created']:,.0f} made still "
-                f"live, last collection at token {_int(m['last_event'])}): like the reported no-workaround growth")
-    return (f"collected {m['events']:.1f}× ({m['events_late']:.1f} in the second half), live max "
-            f"{m['live_max']:,.0f} of {m['created']:,.0f} made: unlike the reported no-workaround growth")
+        return (f"like the report: grows without collection ({m['live_end'] / m['created']:.0%} of those made "
+                "still live at the end)")
+    return f"unlike the report: collects (live max {m['live_max'] / m['created']:.0%} of those made)"
 
 
 def grows_uncollected(m: dict) -> bool:
@@ -229,24 +255,31 @@ def gc_retention(tables) -> dict | None:
         c = st[st["cell"] == row["cell"]].sort_values("step") if len(st) else st
         if not len(c):
             continue
-        name = f"{row['variant']} r{row['repetition']} — {report.provenance(row)}"
-        meta = {"cell": row["cell"], "variant": row["variant"], "browser": row["browser"]}
-        dash = "dot" if row["webgpu"] == "real" else "solid"
+        name = f"{row['variant']} r{row['repetition']}"
+        meta = {"cell": row["cell"], "variant": row["variant"], "browser": row["browser"],
+                "provenance": report.provenance(row)}
+        line = {"dash": "dot" if row["webgpu"] == "real" else "solid", "color": _color(row["variant"])}
         live_fig.add_trace(go.Scatter(x=c["step"].tolist(), y=c["bind_groups_live"].clip(lower=1).tolist(),
-                                      mode="lines", name=name, line={"dash": dash}, meta=meta))
+                                      mode="lines", name=name, line=line, meta=meta, **_group(row)))
         if row["webgpu"] == "emulated" and c["modeled_native_bytes"].notna().any():
             mem_fig.add_trace(go.Scatter(x=c["step"].tolist(), y=(c["modeled_native_bytes"] / 10**6).round(2).tolist(),
-                                         mode="lines", name=f"modeled native MB — {name}", meta=meta))
+                                         mode="lines", name=name, line={"color": _color(row["variant"])},
+                                         meta=meta, **_group(row)))
     lo, hi = FIELD["forced_gc_range"]
-    live_fig.add_hrect(y0=lo, y1=hi, fillcolor="green", opacity=0.12, line_width=0,
-                       annotation_text=f"Safari, forced GC every 16 tokens: {lo:,}–{hi:,} (reported, not measured here)",
-                       annotation_position="bottom left")
-    live_fig.add_hline(y=FIELD["live_at_kill"], line_dash="dash", line_color="red",
-                       annotation_text=f"Safari, no workaround: ~{FIELD['live_at_kill']:,} at the iOS kill (reported, not measured here)",
-                       annotation_position="top left")
+    # The field report's figures as traces (data coordinates on the log axis), in their own
+    # legend group, drawn over the run's token range.
+    x_max = int(st[st["cell"].isin(set(cells["cell"]))]["step"].max()) if len(st) and len(live_fig.data) else 1
+    field = {"legendgroup": "field-report", "legendgrouptitle": {"text": "onnxruntime #33750, Safari<br>(reported, not measured here)"},
+             "mode": "lines", "hoverinfo": "name"}
+    live_fig.add_trace(go.Scatter(x=[0, x_max], y=[hi, hi], line={"width": 0}, showlegend=False, **field))
+    live_fig.add_trace(go.Scatter(x=[0, x_max], y=[lo, lo], line={"width": 0}, fill="tonexty",
+                                  fillcolor="rgba(44,160,44,0.15)",
+                                  name=f"forced GC every {FIELD['forced_gc_every']} tokens: {lo:,}–{hi:,}", **field))
+    live_fig.add_trace(go.Scatter(x=[0, x_max], y=[FIELD["live_at_kill"]] * 2, line={"dash": "dash", "color": "red"},
+                                  name=f"no workaround: ~{FIELD['live_at_kill']:,} at the iOS kill", **field))
     live_fig.update_layout(title="gc-retention: live GPUBindGroup wrappers per token (log scale; 0 drawn as 1), beside the field report",
                            xaxis_title="token", yaxis_title="live bind groups", yaxis_type="log", template="plotly_white",
-                           legend={"orientation": "h", "y": -0.25})
+                           **_legend_right())
     charts = {"gc_retention_live": json.loads(live_fig.to_json())}
     if mem_fig.data:
         mem_fig.add_hline(y=FIELD["kill_mb"], line_dash="dash", line_color="red",
@@ -254,7 +287,7 @@ def gc_retention(tables) -> dict | None:
                           annotation_position="top left")
         mem_fig.update_layout(title="gc-retention: modeled native memory of live bind groups (emulated WebGPU, a model)",
                               xaxis_title="token", yaxis_title="MB (modeled)", template="plotly_white",
-                              legend={"orientation": "h", "y": -0.25})
+                              **_legend_right())
         charts["gc_retention_modeled"] = json.loads(mem_fig.to_json())
 
     body = [
@@ -265,18 +298,24 @@ def gc_retention(tables) -> dict | None:
         "collected bind groups. Values are means over repetitions (per-repetition values in brackets). "
         "<b>WebKitGTK cells are JavaScriptCore + the emulated WebGPU of web/emulation/, not Safari</b>: their "
         "native bytes are modeled (one 16 KiB page per compute bind group, WebKit BindGroup.mm).</p>",
-        "<table><tr><th class='l'>measured on</th><th class='l'>variant</th><th class='l'>status</th><th>reps</th>"
-        "<th>createBindGroup / token</th><th>bind groups made</th><th>live max</th><th>live at end</th>"
-        "<th>collection events</th><th>in 2nd half</th><th>last at token</th><th>collected per event</th>"
-        "<th>modeled native MiB max</th><th>live max vs minimal</th><th class='l'>pattern verdict</th>"
-        "<th class='l'>reported in Safari (not measured here)</th><th class='l'>vs the report</th></tr>",
     ]
+    header = ("<table><tr><th class='l'>variant</th><th class='l'>status</th><th>reps</th><th>createBindGroup / token</th>"
+              "<th>bind groups made</th><th>live max</th><th>live at end</th><th>collection events</th><th>in 2nd half</th>"
+              "<th>last at token</th><th>modeled native MiB max</th><th>live max vs minimal</th>"
+              "<th class='l'>pattern verdict</th><th class='l'>reported in Safari (not measured here)</th>"
+              "<th class='l'>vs the report</th></tr>")
+    engine = None
     for c in confs:
+        if c["provenance"] != engine:
+            if engine is not None:
+                body.append("</table>")
+            engine = c["provenance"]
+            body.append(f"<h3>{html.escape(engine)}</h3>" + header)
         m = c.get("mean")
+        reported = html.escape(_reported_cell(c["variant"]))
         if not m:
-            body.append(f"<tr><td class='l'>{html.escape(c['provenance'])}</td><td class='l'>{html.escape(c['variant'])}</td>"
-                        f"<td class='l'>{html.escape(c['status'])}</td>" + "<td>—</td>" * 11
-                        + f"<td class='l'>{html.escape(_reported_cell(c['variant']))}</td><td class='l'>—</td></tr>")
+            body.append(f"<tr><td class='l'>{html.escape(c['variant'])}</td><td class='l'>{html.escape(c['status'])}</td>"
+                        + "<td>—</td>" * 11 + f"<td class='l'>{reported}</td><td class='l'>—</td></tr>")
             continue
         reps = c["reps"]
         ratio = "—" if c["ratio"] is None else f"×{c['ratio']:.2f}"
@@ -285,16 +324,17 @@ def gc_retention(tables) -> dict | None:
             """Per-repetition values in brackets, when there is more than one repetition."""
             return "" if len(reps) < 2 else " [" + ", ".join(_int(r[k]) for r in reps) + "]"
 
+        kind, words = ("baseline", "baseline") if c["variant"] == BASELINE else classify(c, c["base"])
+        label = {"more": "more retained", "less": "less retained", "none": "no clear change"}.get(kind, kind)
+        vs = _field_comparison(c["variant"], m)
         body.append(
-            f"<tr><td class='l'>{html.escape(c['provenance'])}</td><td class='l'>{html.escape(c['variant'])}</td>"
-            f"<td class='l'>{html.escape(c['status'])}</td><td>{len(reps)}</td><td>{_esc(m['per_token'])}</td>"
-            f"<td>{_int(m['created'])}</td><td>{_int(m['live_max'])}{br('live_max')}</td>"
-            f"<td>{_int(m['live_end'])}{br('live_end')}</td><td>{m['events']:.1f}{br('events')}</td>"
-            f"<td>{m['events_late']:.1f}</td><td>{_int(m['last_event'])}</td><td>{_int(m['per_event'])}</td>"
+            f"<tr><td class='l'>{html.escape(c['variant'])}</td><td class='l'>{html.escape(c['status'])}</td>"
+            f"<td>{len(reps)}</td><td>{_esc(m['per_token'])}</td><td>{_int(m['created'])}</td>"
+            f"<td>{_int(m['live_max'])}{br('live_max')}</td><td>{_int(m['live_end'])}{br('live_end')}</td>"
+            f"<td>{m['events']:.1f}{br('events')}</td><td>{m['events_late']:.1f}</td><td>{_int(m['last_event'])}</td>"
             f"<td>{_mib(m['modeled_max'])}</td><td>{ratio}</td>"
-            f"<td class='l'>{html.escape('baseline' if c['variant'] == BASELINE else classify(c, c['base'])[1])}</td>"
-            f"<td class='l'>{html.escape(_reported_cell(c['variant']))}</td>"
-            f"<td class='l'>{html.escape(_field_comparison(c['variant'], m))}</td></tr>")
+            f"<td class='l' title='{html.escape(words)}'><b>{html.escape(label)}</b></td>"
+            f"<td class='l'>{reported}</td><td class='l'>{html.escape(vs)}</td></tr>")
     body.append("</table>")
     verdicts = _verdicts(confs)
     if verdicts:
