@@ -203,6 +203,8 @@ def parse_file(path: Path) -> list[Budget]:
         raw = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise BudgetError(src, None, f"cannot read the budget file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise BudgetError(src, None, "not UTF-8 text: a budget file is TOML") from None
     lines = raw.splitlines()
     try:
         doc = tomllib.loads(raw)

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from harness import REPO_ROOT, __version__
 from harness.browsers import BROWSERS, BrowserNotFound
@@ -33,12 +34,17 @@ RUNS_DIR = REPO_ROOT / "reports" / "runs"
 
 def fail(message: str) -> None:
     """Print a one-line error and exit 2 (bad input)."""
-    err.print(f"error: {message}", highlight=False, soft_wrap=True, markup=False)
+    err.print(f"error: {message}", highlight=False, soft_wrap=True, markup=False, emoji=False)
     raise typer.Exit(2)
 
 
-def _split(values: Optional[List[str]]) -> list[str]:
-    return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
+def _split(values: Optional[List[str]], option: str = "") -> list[str]:
+    """Comma-separated, repeatable option values, de-duplicated in order. An option given but
+    naming nothing (``-w ""``) is an error, not "the default"."""
+    out = list(dict.fromkeys(v.strip() for item in values or [] for v in item.split(",") if v.strip()))
+    if values and not out:
+        fail(f"{option or 'option'} names nothing")
+    return out
 
 
 _UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
@@ -68,12 +74,26 @@ def _emulation_options(values: Optional[List[str]]) -> dict:
     return out
 
 
+#: Cell settings that have options of their own: --param may not set them.
+RESERVED_PARAMS = ("workload", "variant", "profile", "profileName", "tokens", "seed", "probes")
+
+
 def _parse_params(values: Optional[List[str]], option: str = "--param") -> dict:
+    import math
+
     out: dict = {}
     for item in values or []:
-        if "=" not in item:
+        if "=" not in item or not item.split("=", 1)[0].strip():
             fail(f"{option} {item!r} is not KEY=VALUE")
         k, v = item.split("=", 1)
+        k = k.strip()
+        if option == "--param" and k in RESERVED_PARAMS:
+            fail(f"--param {k} is set by its own option (--{k.lower()}); reserved: {', '.join(RESERVED_PARAMS)}")
+        try:
+            if not math.isfinite(float(v)):
+                fail(f"{option} {item!r}: value must be finite")
+        except ValueError:
+            pass
         for conv in (int, float):
             try:
                 out[k] = conv(v)
@@ -85,29 +105,15 @@ def _parse_params(values: Optional[List[str]], option: str = "--param") -> dict:
     return out
 
 
-def resolve_plan_inputs(browser, workload, variant, profile, browser_path):
-    """Validate names against what exists. Returns (browsers, workloads, variants, profiles)."""
+def resolve_workloads(workload, variant, profile):
+    """Validate workload, variant and profile names. Returns (workloads, variants, profiles)."""
     all_wl = discover()
-    names = _split(workload) or DEFAULT_WORKLOADS
+    names = _split(workload, "--workload") or DEFAULT_WORKLOADS
     for n in names:
         if n not in all_wl:
             fail(f"unknown workload {n!r} (valid: {', '.join(sorted(all_wl))})")
     wls: list[Workload] = [all_wl[n] for n in names]
-    browsers = _split(browser)
-    for b in browsers:
-        if b not in BROWSERS:
-            fail(f"unknown browser {b!r} (valid: {', '.join(BROWSERS)})")
-    if browsers:
-        for b in browsers:
-            try:
-                BROWSERS[b]().locate(browser_path)
-            except BrowserNotFound as exc:
-                fail(f"{b}: {exc}")
-    else:
-        browsers = [b for b in BROWSERS if _available(b, browser_path)]
-        if not browsers:
-            fail("no supported browser is installed; run `webgpu-harness doctor` for how to install one")
-    wanted = _split(variant)
+    wanted = _split(variant, "--variant")
     variants = {}
     for wl in wls:
         if wanted:
@@ -125,7 +131,70 @@ def resolve_plan_inputs(browser, workload, variant, profile, browser_path):
             profiles[wl.name] = profile if wl.profiles else None
         else:
             profiles[wl.name] = wl.default_profile
-    return browsers, wls, variants, profiles
+    return wls, variants, profiles
+
+
+def resolve_browsers(browser, browser_path) -> list[str]:
+    """Validate --browser names (default: every installed browser); exit 2 with how to install."""
+    browsers = [] if browser is None else _split(browser, "--browser")
+    if browser_path and len(browsers) != 1:
+        fail("--browser-path needs exactly one --browser (it replaces that browser's executable)")
+    for b in browsers:
+        if b not in BROWSERS:
+            fail(f"unknown browser {b!r} (valid: {', '.join(BROWSERS)})")
+    if browsers:
+        for b in browsers:
+            try:
+                BROWSERS[b]().locate(browser_path)
+            except BrowserNotFound as exc:
+                fail(f"{b}: {exc}")
+    else:
+        browsers = [b for b in BROWSERS if _available(b, browser_path)]
+        if not browsers:
+            fail("no supported browser is installed; run `webgpu-harness doctor` for how to install one")
+    return browsers
+
+
+def resolve_plan_inputs(browser, workload, variant, profile, browser_path):
+    """Validate names against what exists. Returns (browsers, workloads, variants, profiles)."""
+    wls, variants, profiles = resolve_workloads(workload, variant, profile)
+    return resolve_browsers(browser, browser_path), wls, variants, profiles
+
+
+def engine_params(wls, profiles: dict, params: dict, model: Optional[Path], ort_version: Optional[str]) -> dict:
+    """For ort-decode: the onnxruntime-web install (``ortDist``/``ortVersion`` params) and a
+    ``--model``'s URL and external data. Updates ``params``/``profiles``; returns the extra
+    server roots (URL prefix → folder). Exits 2 on an engine or model that cannot be used."""
+    extra_roots: dict = {}
+    if any(w.name == "ort-decode" for w in wls):
+        from harness.engines import EngineError, find_ort, user_model
+
+        try:
+            ort = find_ort(ort_version)
+            params.setdefault("ortDist", ort.dist_url)
+            params.setdefault("ortVersion", ort.version)
+            if model is not None:
+                um = user_model(model)
+                prefix, folder = um.root
+                extra_roots[prefix] = folder
+                params.update(model=um.url, externalData=um.external_data_param())
+                profiles["ort-decode"] = "model-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in um.path.stem)
+        except EngineError as exc:
+            fail(str(exc))
+    elif model is not None or ort_version is not None:
+        fail("--model and --ort-version apply to the ort-decode workload (add --workload ort-decode)")
+    return extra_roots
+
+
+def _check_kv_capacity(wls, profiles, tokens: int, params: dict) -> None:
+    """Exit 2 when a profile's KV cache (``max_tokens``, after --param overrides) cannot hold
+    --tokens positions, instead of failing every cell at that token."""
+    for wl in wls:
+        prof = wl.profiles.get(profiles.get(wl.name) or "", {})
+        cap = params.get("max_tokens", prof.get("max_tokens"))
+        if isinstance(cap, int) and tokens > cap:
+            fail(f"--tokens {tokens} exceeds {wl.name} profile {profiles[wl.name]}'s KV capacity max_tokens={cap}; "
+                 f"lower --tokens or raise it with --param max_tokens={tokens}")
 
 
 def _available(name: str, browser_path: Optional[str]) -> bool:
@@ -172,35 +241,29 @@ def run(
         fail(f"--repeat must be between 1 and 1000 (got {repeat})")
     if memory_interval_ms < 10:
         fail(f"--memory-interval-ms must be at least 10 (got {memory_interval_ms})")
+    if step_timeout_s <= 0:
+        fail(f"--step-timeout-s must be > 0 (got {step_timeout_s})")
+    if output is not None and output.exists() and not output.is_dir():
+        fail(f"--output {output} is a file; give a folder")
     if webgpu not in ("auto", "real", "emulated"):
         fail(f"unknown --webgpu {webgpu!r} (valid: auto, real, emulated)")
     if emulation_bytes_per_stage < 0 or emulation_page_bytes < 0:
         fail("--emulation-bytes-per-stage and --emulation-page-bytes must be >= 0")
     budget_bytes = parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
+    if budget_bytes is not None and budget_bytes < 1 << 20:
+        fail(f"--memory-budget {memory_budget!r} is under 1 MiB; give e.g. 2048MB")
     from harness import cli_stats
 
     budgets, sampler = cli_stats.load_budgets(budget), cli_stats.auto_sampler(auto_sample, timeout)
     browsers, wls, variants, profiles = resolve_plan_inputs(browser, workload, variant, profile, browser_path)
-    params, extra_roots = _parse_params(param), {}
-    if any(w.name == "ort-decode" for w in wls):
-        from harness.engines import EngineError, find_ort, user_model
-
-        try:
-            ort = find_ort(ort_version)
-            params.setdefault("ortDist", ort.dist_url)
-            params.setdefault("ortVersion", ort.version)
-            if model is not None:
-                um = user_model(model)
-                prefix, folder = um.root
-                extra_roots[prefix] = folder
-                params.update(model=um.url, externalData=um.external_data_param())
-                profiles["ort-decode"] = "model-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in um.path.stem)
-        except EngineError as exc:
-            fail(str(exc))
-    elif model is not None or ort_version is not None:
-        fail("--model and --ort-version apply to the ort-decode workload (add --workload ort-decode)")
+    params = _parse_params(param)
+    _check_kv_capacity(wls, profiles, tokens, params)
+    extra_roots = engine_params(wls, profiles, params, model, ort_version)
     from harness.runner import DEFAULT_EMULATION, RunPlan
 
+    run_dir = output or RUNS_DIR / datetime.now().strftime("%Y%m%d-%H%M%S")
+    if (run_dir / "samples.jsonl").exists():
+        fail(f"{run_dir} already holds a run; choose another --output")
     plan = RunPlan(browsers=browsers, workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
                    seed=seed, params=params, extra_roots=extra_roots, repeat=repeat, headed=headed,
                    browser_path=browser_path, memory_interval_s=memory_interval_ms / 1000,
@@ -210,26 +273,45 @@ def run(
                    emulation_options={**DEFAULT_EMULATION, "bytesPerStage": emulation_bytes_per_stage,
                                       "pageBytes": emulation_page_bytes,
                                       **_emulation_options(emulation_option)})
-    run_dir = output or RUNS_DIR / datetime.now().strftime("%Y%m%d-%H%M%S")
-    if (run_dir / "samples.jsonl").exists():
-        fail(f"{run_dir} already holds a run; choose another --output")
-    cells = _execute(plan, run_dir, sampler)
+    try:
+        cells = _execute(plan, run_dir, sampler)
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: the runner marked unfinished cells failed ("interrupted"); keep going
+        # to write the tables and the report of what was received, then exit 130.
+        report = finish_run(run_dir)
+        err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
+        raise typer.Exit(130)
     report = finish_run(run_dir)
     print_summary(run_dir)
     budget_failures = cli_stats.after_run(run_dir, budgets)
     console.print(f"report: {report}")
     failed = [c for c in cells if c.status == "failed"]
     if failed:
-        err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed), highlight=False)
+        err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed), highlight=False,
+                  markup=False, emoji=False)
     if budget_failures:
         err.print(f"{len(budget_failures)} budget(s) failed: " + "; ".join(r.budget.name for r in budget_failures), highlight=False, markup=False)
     if failed or budget_failures:
         raise typer.Exit(1)
 
 
+def _sigterm_as_interrupt() -> None:
+    """Let SIGTERM end a run like Ctrl-C does (cells marked, tables written)."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (tests driving the CLI in-process)
+        pass
+
+
 def _execute(plan, run_dir: Path, sampler=None):
     from harness.runner import Runner
 
+    _sigterm_as_interrupt()
     runner = Runner(plan, run_dir, argv=sys.argv)
     total = len(runner.cells)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -282,12 +364,12 @@ def print_summary(run_dir: Path) -> None:
             v = r[c]
             cells.append("" if pd.isna(v) else (f"{v:.1f}" if isinstance(v, float) else str(v)))
         cells[0] = f"{r['browser']} {r['workload']}/{r['variant']} [{r['profile']}]"
-        table.add_row(*cells)
-    console.print(table)
+        table.add_row(*[Text(c) for c in cells])  # reasons may hold [brackets]: plain text
+    console.print(table, markup=False, emoji=False)
     for source in sorted({provenance(r) for _, r in s.iterrows()}):
-        console.print(f"  measured on: {source}", highlight=False)
+        console.print(f"  measured on: {source}", highlight=False, markup=False)
     for _, r in s[s["status"] != "ok"].iterrows():
-        console.print(f"  {r['cell']}: {r['status']}: {r['reason']}", highlight=False)
+        console.print(f"  {r['cell']}: {r['status']}: {r['reason']}", highlight=False, markup=False, emoji=False)
 
 
 @app.command()
@@ -303,53 +385,65 @@ def serve(
 ):
     """Serve the workloads for a browser you open yourself; samples are still recorded.
 
-    Prints one URL per cell. Stop with Ctrl-C: the tables and report are then written."""
-    all_wl = discover()
-    names = _split(workload) or DEFAULT_WORKLOADS
-    for n in names:
-        if n not in all_wl:
-            fail(f"unknown workload {n!r} (valid: {', '.join(sorted(all_wl))})")
+    Prints one URL per cell. Stop with Ctrl-C (or SIGTERM): the tables and report are then
+    written; cells never opened are recorded as skipped, unfinished ones as failed."""
+    import re
+
     if not 1 <= tokens <= 100_000:
         fail(f"--tokens must be between 1 and 100000 (got {tokens})")
-    from harness.runner import RunPlan, Runner, cell_config
-    from harness.server import ServerThread, create_app
-
-    wls = [all_wl[n] for n in names]
-    wanted = _split(variant)
-    variants = {}
-    for wl in wls:
-        bad = [v for v in wanted if v not in wl.variants]
-        if bad:
-            fail(f"unknown variant {bad[0]!r} for workload {wl.name} (valid: {', '.join(wl.variants)})")
-        variants[wl.name] = wanted or wl.variants_to_run()
-    profiles = {}
-    for wl in wls:
-        if profile and wl.profiles and profile not in wl.profiles:
-            fail(f"unknown profile {profile!r} for workload {wl.name} (valid: {', '.join(wl.profiles)})")
-        profiles[wl.name] = profile or wl.default_profile
-    plan = RunPlan(browsers=[label], workloads=wls, variants=variants, profiles=profiles, tokens=tokens)
+    if not 0 <= port <= 65535:
+        fail(f"--port must be 0..65535 (got {port})")
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", label):
+        fail(f"--label {label!r} must be 1-40 letters, digits, '-' or '_' (it becomes part of cell ids and URLs)")
+    wls, variants, profiles = resolve_workloads(workload, variant, profile)
+    params: dict = {}
+    _check_kv_capacity(wls, profiles, tokens, params)
+    extra_roots = engine_params(wls, profiles, params, None, None)
     run_dir = output or RUNS_DIR / (datetime.now().strftime("%Y%m%d-%H%M%S") + "-serve")
+    if (run_dir / "manifest.json").exists() or (run_dir / "samples.jsonl").exists():
+        fail(f"{run_dir} already holds a run; choose another --output")
+    from harness.runner import RunPlan, Runner, cell_config
+    from harness.server import DEFAULT_ROOTS, ServerThread, create_app
+
+    plan = RunPlan(browsers=[label], workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
+                   params=params, extra_roots=extra_roots)
     runner = Runner(plan, run_dir, argv=sys.argv)
     for cell in runner.cells:
         runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan))
     runner.write_manifest()
-    with ServerThread(create_app(runner.store), host=host, port=port) as server:
+    try:
+        server = ServerThread(create_app(runner.store, {**DEFAULT_ROOTS, **extra_roots}), host=host, port=port)
+        server.__enter__()
+    except (OSError, RuntimeError) as exc:  # bad host, port in use: leave no half-made run folder
+        import shutil
+
+        runner.store.close()
+        shutil.rmtree(run_dir, ignore_errors=True)
+        fail(f"cannot serve on {host}:{port}: {exc}")
+    _sigterm_as_interrupt()
+    try:
         console.print(f"serving {REPO_ROOT} at {server.url}/  (samples → {run_dir}/samples.jsonl)")
         for cell in runner.cells:
-            console.print(f"  {server.url}/web/runner.html?cell={cell.cell}")
-        try:
-            while True:
-                time.sleep(1)
-                for cell in runner.cells:
-                    st = runner.store.cells[cell.cell]
-                    if st.outcome and cell.status == "pending":
-                        cell.status = {"done": "ok", "skip": "skipped"}.get(st.outcome, "failed")
-                        cell.reason = st.reason
-                        runner._record_env(cell, st.env)
-                        runner.write_manifest()
-                        console.print(f"{cell.cell}: {cell.status} {cell.reason}")
-        except KeyboardInterrupt:
-            pass
+            console.print(f"  {server.url}/web/runner.html?cell={cell.cell}", markup=False)
+        while True:
+            time.sleep(1)
+            for cell in runner.cells:
+                st = runner.store.cells[cell.cell]
+                if st.outcome and cell.status == "pending":
+                    cell.status = {"done": "ok", "skip": "skipped"}.get(st.outcome, "failed")
+                    cell.reason = st.reason
+                    runner._record_env(cell, st.env)
+                    runner.write_manifest()
+                    console.print(f"{cell.cell}: {cell.status} {cell.reason}", markup=False)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.__exit__(None, None, None)
+    for cell in runner.cells:
+        st = runner.store.cells[cell.cell]
+        if cell.status == "pending" and st.env is None and st.steps == 0:
+            cell.status, cell.reason = "skipped", "never opened in a browser while serve ran"
+    runner.mark_unfinished("serve stopped before this cell finished")
     runner.write_manifest()
     runner.store.close()
     console.print(f"report: {finish_run(run_dir)}")

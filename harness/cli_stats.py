@@ -169,9 +169,23 @@ def after_run(run_dir: Path, budgets: list[B.Budget]) -> list[B.BudgetResult]:
     return B.failed(results)
 
 
-def _run_dir_arg(path: Path, cli) -> Path:
-    if not (path / "manifest.json").exists():
+def _run_dir_arg(path: Path, cli=None) -> Path:
+    """Exit 2 unless ``path`` holds a readable run: manifest.json with a list of cells (each
+    with a ``cell`` id) and samples.jsonl."""
+    import json
+
+    manifest = path / "manifest.json"
+    if not manifest.exists():
         _fail(f"{path} is not a run folder (no manifest.json)")
+    try:
+        doc = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        _fail(f"{manifest} is not readable JSON ({exc})")
+    cells = doc.get("cells") if isinstance(doc, dict) else None
+    if not isinstance(cells, list) or not all(isinstance(c, dict) and "cell" in c for c in cells):
+        _fail(f"{manifest} has no list of cells with ids: not a webgpu-harness run")
+    if not (path / "samples.jsonl").exists():
+        _fail(f"{path} has no samples.jsonl: not a complete run folder")
     return path
 
 
@@ -205,6 +219,10 @@ def register(app: typer.Typer) -> None:
             _fail(str(exc))
         results = B.evaluate(budgets, c.b_stats, baseline=c.a_stats)
         out = output or cli.REPO_ROOT / "reports" / "compare" / datetime.now().strftime("%Y%m%d-%H%M%S")
+        if out.exists() and not out.is_dir():
+            _fail(f"--output {out} is a file; give a folder")
+        if (out / "manifest.json").exists() or (out / "compare.json").exists():
+            _fail(f"{out} already holds a run or a comparison; choose another --output")
         out.mkdir(parents=True, exist_ok=True)
         (out / "compare.json").write_text(__import__("json").dumps({**c.to_dict(), "budgets": [r.to_dict() for r in results]},
                                                                    indent=2, default=str), encoding="utf-8")
@@ -235,6 +253,8 @@ def register(app: typer.Typer) -> None:
 
         cli = _cli()
         budgets = load_budgets(budget)
+        for p in runs:
+            _run_dir_arg(p)
         out = output or cli.RUNS_DIR / (datetime.now().strftime("%Y%m%d-%H%M%S") + "-merged")
         try:
             manifest = do_merge(list(runs), out, label, argv=sys.argv)

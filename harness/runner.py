@@ -157,11 +157,25 @@ class Runner:
             with ServerThread(app) as server:
                 for browser in self.plan.browsers:
                     self._run_browser(browser, [c for c in pending if c.browser == browser], server.url)
+        except KeyboardInterrupt:
+            self.mark_unfinished("interrupted (Ctrl-C or SIGTERM) before this cell finished")
+            raise
         finally:
             self.write_manifest()
             if close:
                 self.store.close()
         return self.cells
+
+    def mark_unfinished(self, reason: str) -> None:
+        """Mark every cell still pending as failed with ``reason`` (samples received are kept)."""
+        for cell in self.cells:
+            if cell.status == "pending":
+                state = self.store.cells.get(cell.cell)
+                steps = state.steps if state else 0
+                self._record_env(cell, state.env if state else None)
+                cell.status, cell.reason = "failed", f"{reason}; {steps} steps were received and kept"
+                if state is not None:
+                    self.store.append(cell.cell, [{"kind": "cell_status", "status": "failed", "reason": cell.reason}])
 
     def add_repetition(self) -> list[Cell]:
         """Append one more repetition of every browser × workload × variant (pending, in the

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: Largest request body the results endpoint accepts (bytes). A step sample is ~1 KiB; a
 #: batch of a few hundred fits. Larger bodies get HTTP 413.
@@ -22,15 +22,20 @@ Scalar = Union[int, float, str, bool, None]
 Count = Annotated[int, Field(ge=0)]
 
 
+#: Keys the harness sets on every line of samples.jsonl; a sample may not carry them.
+RESERVED_KEYS = ("seq", "cell", "received_s")
+
+
 class _Sample(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # non-finite floats would be written as bare NaN/Infinity, which JSON readers reject
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     t_ms: float | None = Field(None, description="performance.now() in the sender (ms)")
 
 
 class EnvSample(_Sample):
     """What the worker found: user agent, isolation, adapter info, features and limits."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
     kind: Literal["env"]
     user_agent: str = Field(max_length=1000)
     webgpu: Literal["real", "emulated", "none"]
@@ -62,23 +67,24 @@ class LiveObjects(BaseModel):
     model_config = ConfigDict(extra="forbid")
     bind_groups_created: Count
     bind_groups_collected: Count
-    bind_groups_live: int
+    bind_groups_live: Count
     buffers_created: Count
     buffers_collected: Count
-    buffers_live: int
+    buffers_live: Count
 
 
 class StepSample(_Sample):
     """One token: counter deltas, live objects, CPU encode+submit ms and wall ms to its sync."""
 
     kind: Literal["step"]
-    step: Count
+    step: Annotated[int, Field(ge=0, le=10_000_000)]
     token: int | None = None
     logits_hash: str | None = Field(None, max_length=64)
     cpu_ms: float | None = None
     wall_ms: float = Field(ge=0)
-    counters: StepCounters
-    live: LiveObjects
+    #: None when the counters were not installed (--no-probes): not measured, not zero
+    counters: StepCounters | None
+    live: LiveObjects | None
     extra: dict[str, Scalar] = Field(default_factory=dict, max_length=64)
     #: Under emulated WebGPU: the emulation's ledger (modeled_native_bytes, bind_groups_live ...)
     emulation: dict[str, Scalar] | None = None
@@ -128,3 +134,11 @@ class SampleBatch(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     samples: list[PageSample] = Field(min_length=1, max_length=MAX_SAMPLES_PER_BATCH)
+
+    @model_validator(mode="after")
+    def _no_reserved_keys(self):
+        for s in self.samples:
+            bad = [k for k in RESERVED_KEYS if k in (s.model_extra or {})]
+            if bad:
+                raise ValueError(f"sample may not set {', '.join(bad)} (the harness sets them)")
+        return self

@@ -60,6 +60,9 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None) -> Fast
     @app.middleware("http")
     async def isolation(request: Request, call_next):
         if request.method == "POST":
+            origin = request.headers.get("origin")
+            if origin and origin.split("://", 1)[-1] != request.headers.get("host"):
+                return JSONResponse({"detail": "cross-origin sample posts are refused"}, 403, headers=ISOLATION_HEADERS)
             length = request.headers.get("content-length")
             if length is not None and int(length) > MAX_BODY_BYTES:
                 return JSONResponse({"detail": f"body over {MAX_BODY_BYTES} bytes"}, 413,
@@ -84,15 +87,19 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None) -> Fast
 
     @app.post("/api/cells/{cell}/samples")
     async def post_samples(cell: str, request: Request) -> dict:
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            raise HTTPException(413, f"body over {MAX_BODY_BYTES} bytes")
+        chunks, size = [], 0
+        async for chunk in request.stream():  # bounded even without Content-Length (chunked)
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise HTTPException(413, f"body over {MAX_BODY_BYTES} bytes")
+            chunks.append(chunk)
+        body = b"".join(chunks)
         if not store.has_cell(cell):
             raise HTTPException(404, f"unknown cell {cell!r}")
         try:
             batch = SampleBatch.model_validate_json(body)
         except ValidationError as exc:
-            raise HTTPException(422, exc.errors(include_url=False, include_input=False)) from None
+            raise HTTPException(422, exc.errors(include_url=False, include_input=False, include_context=False)) from None
         seq = store.append(cell, [s.model_dump(exclude_none=False) for s in batch.samples])
         return {"seq": seq}
 

@@ -69,7 +69,7 @@ class SampleStore:
             now = self.elapsed_s()
             for sample in samples:
                 self._seq += 1
-                line = {"seq": self._seq, "cell": cell, "received_s": round(now, 4), **sample}
+                line = {**sample, "seq": self._seq, "cell": cell, "received_s": round(now, 4)}
                 self._fh.write(json.dumps(line, separators=(",", ":")) + "\n")
                 self._update(state, sample)
             self._fh.flush()

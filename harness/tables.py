@@ -93,8 +93,9 @@ def build(run_dir: Path) -> Tables:
         if kind == "step":
             row = {**keys, "step": s["step"], "token": s.get("token"), "logits_hash": s.get("logits_hash"),
                    "cpu_ms": s.get("cpu_ms"), "wall_ms": s.get("wall_ms"), "received_s": s.get("received_s")}
-            row.update({COUNTER_COLUMNS[k]: v for k, v in s.get("counters", {}).items() if k in COUNTER_COLUMNS})
-            row.update(s.get("live", {}))
+            # counters/live are null when the probes were off (--no-probes): left empty, not 0
+            row.update({COUNTER_COLUMNS[k]: v for k, v in (s.get("counters") or {}).items() if k in COUNTER_COLUMNS})
+            row.update(s.get("live") or {})
             row.update({k: v for k, v in (s.get("emulation") or {}).items() if k in EMULATION_COLUMNS})
             row.update({f"extra_{_snake(k)}": v for k, v in (s.get("extra") or {}).items()})
             step_rows.append(row)
@@ -135,7 +136,7 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
     rows = []
     for c in manifest.get("cells", []):
         s = steps[steps["cell"] == c["cell"]]
-        after = s[s["step"] > 0] if len(s) > 1 else s
+        after = s[s["step"] > 0]  # token 0 builds pipelines and caches: never in per-token medians
         row = {k: c.get(k) for k in ("cell", "browser", "browser_version", "adapter", "webgpu", "workload",
                                      "variant", "profile", "repetition", "tokens", "status", "reason")}
         if c.get("machine"):  # merged runs (harness/merge.py)
@@ -144,12 +145,12 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
             "bind_groups_per_token": _median(after, "create_bind_group"),
             "dispatches_per_token": _median(after, "dispatch_workgroups"),
             "submits_per_token": _median(after, "submit"),
-            "live_bind_groups_end": int(s["bind_groups_live"].iloc[-1]) if len(s) else None,
+            "live_bind_groups_end": int(s["bind_groups_live"].iloc[-1]) if len(s) and pd.notna(s["bind_groups_live"].iloc[-1]) else None,
             "median_ms_per_token": _median(after, "wall_ms"),
             "median_cpu_ms_per_token": _median(after, "cpu_ms"),
             "steps_received": len(s),
         })
-        row["live_bind_groups_max"] = int(s["bind_groups_live"].max()) if len(s) else None
+        row["live_bind_groups_max"] = int(s["bind_groups_live"].max()) if len(s) and s["bind_groups_live"].notna().any() else None
         row["modeled_native_bytes_max"] = (float(s["modeled_native_bytes"].max())
                                            if len(s) and s["modeled_native_bytes"].notna().any() else None)
         per_type = process_type_totals(memory[memory["cell"] == c["cell"]])

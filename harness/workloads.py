@@ -24,10 +24,7 @@ class Workload(BaseModel):
     default_variants: list[str] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
     default_profile: str | None = None
-    requires_webgpu: bool = True
     parameters: dict[str, Any] = Field(default_factory=dict)
-    #: Whether tokens/logits of its variants must agree (the harness checks it).
-    comparable_variants: bool = True
 
     @property
     def entry_url(self) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+import pandas as pd
+
 from conftest import load_run, run_cli
 
 
@@ -49,17 +51,20 @@ def test_no_webgpu_adapter_is_recorded_as_skipped(tmp_path):
 
 
 def test_workload_exception_is_recorded_with_stack_and_other_cells_continue(tmp_path):
-    # a KV cache of 4 positions cannot hold 8 tokens: the workload throws inside the worker
-    r = run_cli("run", "--browser", "chromium", "--workload", "decode-loop", "--profile", "tiny",
-                "--tokens", "8", "--param", "max_tokens=4", "--variant", "fresh,reuse", run_dir=tmp_path / "r")
-    assert r.returncode == 1
+    # gc-retention rejects a negative dispatch count by throwing inside the worker; decode-loop
+    # (which has no such parameter) runs on after it in the same browser
+    r = run_cli("run", "--browser", "chromium", "--workload", "gc-retention,decode-loop", "--profile", "tiny",
+                "--tokens", "3", "--param", "dispatches_per_token=-5", run_dir=tmp_path / "r")
+    assert r.returncode == 1, r.stdout + r.stderr
     run = load_run(r)
-    assert (run.summary["status"] == "failed").all()
-    assert run.summary["reason"].str.contains("workload error").all()
-    assert (run.summary["steps_received"] == 4).all()  # both cells ran; steps before the error kept
+    gc, dl = run.summary[run.summary["workload"] == "gc-retention"], run.summary[run.summary["workload"] == "decode-loop"]
+    assert len(gc) >= 1 and (gc["status"] == "failed").all()
+    assert gc["reason"].str.contains("workload error").all() and gc["reason"].str.contains("dispatches_per_token").all()
+    assert len(dl) == 2 and (dl["status"] == "ok").all() and (dl["steps_received"] == 3).all()
     samples = (tmp_path / "r" / "samples.jsonl").read_text()
-    assert '"kind":"error"' in samples and "main.js" in samples   # the stack came back
+    assert '"kind":"error"' in samples and "gc-retention" in samples and ".js:" in samples  # the stack came back
     assert "failed" in r.stderr
+
 
 
 def test_unknown_emulation_option_is_one_line_error(tmp_path):
@@ -67,3 +72,77 @@ def test_unknown_emulation_option_is_one_line_error(tmp_path):
     assert r.returncode == 2
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "reportCostToJs" in lines[0]
+
+
+def test_duplicate_names_run_once(tmp_path):
+    r = run_cli("run", "--browser", "chromium,chromium", "--workload", "decode-loop", "--profile", "tiny",
+                "--variant", "fresh,fresh", "--tokens", "2", run_dir=tmp_path / "r")
+    assert r.returncode == 0, r.stderr
+    run = load_run(r)
+    assert run.summary["cell"].tolist() == ["chromium.decode-loop.fresh.tiny.r0"]
+    assert len(run.steps) == 2
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--workload", ""], "names nothing"),
+    (["--browser", ","], "names nothing"),
+    (["--param", "seed=7"], "reserved"),
+    (["--param", "=5"], "KEY=VALUE"),
+    (["--param", "x=nan"], "finite"),
+    (["--memory-budget", "0"], "1 MiB"),
+    (["--step-timeout-s", "0"], "> 0"),
+    (["--profile", "tiny", "--tokens", "300"], "max_tokens=256"),
+    (["--browser", "chromium,webkit", "--browser-path", "/usr/bin/chromium"], "exactly one"),
+])
+def test_more_bad_input_exits_2(args, words, tmp_path):
+    r = run_cli("run", *args, run_dir=tmp_path / "r")
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and words in lines[0], lines
+
+
+def test_output_that_is_a_file_exits_2(tmp_path):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    r = run_cli("run", "--workload", "decode-loop", run_dir=f)
+    assert r.returncode == 2 and "is a file" in r.stderr
+
+
+def test_no_probes_records_counts_as_missing_not_zero(tmp_path):
+    r = run_cli("run", "--browser", "chromium", "--workload", "decode-loop", "--profile", "tiny", "--variant", "fresh",
+                "--tokens", "4", "--no-probes", "--budget", "decode-loop/fresh: bind_groups_per_token <= 1",
+                run_dir=tmp_path / "r")
+    run = load_run(r)
+    assert run.summary["status"].tolist() == ["ok"]
+    assert run.steps["create_bind_group"].isna().all() and run.steps["wall_ms"].notna().all()
+    assert pd.isna(run.summary["bind_groups_per_token"].iloc[0])
+    assert r.returncode == 1  # the budget has no data to pass on
+
+
+def test_interrupted_run_keeps_samples_and_writes_a_report(tmp_path):
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import REPO
+
+    d = tmp_path / "r"
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "--browser", "chromium", "--workload", "decode-loop",
+                             "--profile", "tiny", "--variant", "fresh,reuse", "--tokens", "250", "--output", str(d)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (d / "samples.jsonl").exists() or (d / "samples.jsonl").read_text().count('"kind":"step"') < 5:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    run = load_run(type("R", (), {"run_dir": d, "stdout": out, "stderr": err})())
+    assert (run.summary["status"] == "failed").all()
+    assert run.summary["reason"].str.contains("interrupted").all()
+    assert run.summary["steps_received"].iloc[0] >= 5 and len(run.steps) >= 5
+    assert (d / "report.html").exists()
+    statuses = [json.loads(x)["status"] for x in (d / "samples.jsonl").read_text().splitlines() if '"cell_status"' in x]
+    assert statuses == ["failed", "failed"]

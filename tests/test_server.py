@@ -89,3 +89,48 @@ def test_static_files_are_served_as_javascript(server):
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/javascript")
     assert "installProbes" in r.text
+
+
+def test_chunked_oversized_body_is_cut_at_the_limit(server, tmp_path):
+    srv, _ = server
+    chunk = b"x" * 65536
+    sent = {"n": 0}
+
+    def body():  # no Content-Length: the server must stop reading at MAX_BODY_BYTES itself
+        for _ in range(64):
+            sent["n"] += 1
+            yield chunk
+
+    try:
+        r = httpx.post(f"{srv.url}/api/cells/c1/samples", content=body(), headers={"content-type": "application/json"})
+        assert r.status_code == 413
+    except httpx.HTTPError:
+        pass  # the server may close the connection once it has answered 413
+    assert not (tmp_path / "samples.jsonl").read_text()
+
+
+def test_cross_origin_post_is_refused(server):
+    srv, _ = server
+    r = httpx.post(f"{srv.url}/api/cells/c1/samples", json={"samples": [_step()]}, headers={"origin": "http://evil.example"})
+    assert r.status_code == 403
+    same = httpx.post(f"{srv.url}/api/cells/c1/samples", json={"samples": [_step()]},
+                      headers={"origin": srv.url})
+    assert same.status_code == 200
+
+
+@pytest.mark.parametrize("sample", [
+    {"kind": "env", "user_agent": "x", "webgpu": "real", "cell": "other"},   # may not re-file itself
+    {"kind": "env", "user_agent": "x", "webgpu": "real", "seq": -5},
+])
+def test_sample_cannot_set_harness_keys(server, sample, tmp_path):
+    srv, _ = server
+    r = httpx.post(f"{srv.url}/api/cells/c1/samples", json={"samples": [sample]})
+    assert r.status_code == 422
+    assert not (tmp_path / "samples.jsonl").read_text()
+
+
+def test_non_finite_numbers_are_rejected(server):
+    srv, _ = server
+    body = '{"samples": [' + json.dumps(_step()).replace('"wall_ms": 2.0', '"wall_ms": Infinity') + "]}"
+    r = httpx.post(f"{srv.url}/api/cells/c1/samples", content=body.encode(), headers={"content-type": "application/json"})
+    assert r.status_code == 422

@@ -101,7 +101,7 @@ async function main() {
   const ctx = {
     params: cfg.params,
     adapter,
-    probe: new StepProbe(sink, emulationStats),
+    probe: new StepProbe(sink, emulationStats, probes.installed.length > 0),
     log: (message) => sink.post({ kind: 'log', message: String(message) }),
     kernelUrl: (name) => `/workloads/kernels/${name}`,
   };

@@ -36,8 +36,6 @@ class BrowserSession(abc.ABC):
     """One launched browser. All methods are called from the runner's thread."""
 
     version: str = ""
-    #: "real" when the engine exposes WebGPU, else "emulated" (set by the driver).
-    webgpu_default: str = "real"
 
     @abc.abstractmethod
     def open(self, url: str) -> None:

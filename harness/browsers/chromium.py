@@ -72,10 +72,6 @@ class ChromiumSession(BrowserSession):
         if self._death is None:
             self._death = why
 
-    @property
-    def root_pid(self) -> int | None:
-        return self._root.pid if self._root else None
-
     def open(self, url: str) -> None:
         if self._context is not None:
             self._context.close()

@@ -42,6 +42,14 @@ WEBKIT_PROCESS_TYPES = {
 }
 
 
+def _zombie(proc: psutil.Process) -> bool:
+    """A killed child not yet reaped still 'runs' for psutil: its status says otherwise."""
+    try:
+        return proc.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return True
+
+
 def webkit_process_type(proc: psutil.Process) -> str:
     try:
         name = proc.name()
@@ -83,7 +91,6 @@ class WebDriverSession(BrowserSession):
         self._xvfb = xvfb
         self.name = name
         self.version = str(driver.capabilities.get("browserVersion", ""))
-        self.webgpu_default = "auto"
         try:
             driver.command_executor.client_config.timeout = COMMAND_TIMEOUT_S
         except AttributeError:
@@ -116,7 +123,7 @@ class WebDriverSession(BrowserSession):
     def dead(self) -> str | None:
         if self._death:
             return self._death
-        if self._root is not None and not self._root.is_running():
+        if self._root is not None and (not self._root.is_running() or _zombie(self._root)):
             self._death = "WebDriver server exited"
         elif self._root is not None:
             kids = processes.descendants(self._root.pid)

@@ -11,8 +11,11 @@ import { liveSnapshot } from './live-objects.js';
 
 export class StepProbe {
   /** @param {import('./sink.js').SampleSink} sink */
-  constructor(sink, emulationStats = null) {
+  /** @param counting false when the counters were not installed (--no-probes): steps then
+   *  report counters and live objects as null (not measured), never as 0. */
+  constructor(sink, emulationStats = null, counting = true) {
     this.sink = sink;
+    this.counting = counting;
     this.emulationStats = emulationStats;
     this.open = null;
   }
@@ -38,8 +41,8 @@ export class StepProbe {
       logits_hash: info.logitsHash ?? null,
       cpu_ms: timing.lastSubmitEndMs === null ? null : timing.lastSubmitEndMs - open.t0,
       wall_ms: t1 - open.t0,
-      counters: deltas,
-      live: liveSnapshot(),
+      counters: this.counting ? deltas : null,
+      live: this.counting ? liveSnapshot() : null,
       extra: info.extra ?? {},
     };
     if (this.emulationStats) sample.emulation = this.emulationStats();
