@@ -24,7 +24,8 @@ from harness.workloads import Workload, discover
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Measure, in real browsers, what WebGPU LLM decoding costs per generated token.")
-console = Console()
+# Piped output (make run, CI logs) is not a terminal: rich would wrap tables at 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 #: The suite ``run`` measures when no --workload is given.
@@ -499,8 +500,13 @@ def main() -> None:  # pragma: no cover - console script entry
     app()
 
 
-@app.callback(invoke_without_command=False)
-def _version(version: bool = typer.Option(False, "--version", help="Print the version and exit.")):
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         console.print(__version__)
         raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                       help="Print the version and exit.")):
+    """Measure, in real browsers, what WebGPU LLM decoding costs per generated token."""

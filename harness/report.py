@@ -49,12 +49,16 @@ def _load_sections() -> None:
 
 def provenance(row: pd.Series | dict) -> str:
     """Short label of where a number came from: ``chromium 156.0 · google swiftshader · real WebGPU``."""
-    version = str(row.get("browser_version") or "")
+    def known(v) -> bool:
+        return v is not None and not (isinstance(v, float) and pd.isna(v)) and str(v) != ""
+
+    version = str(row.get("browser_version")) if known(row.get("browser_version")) else ""
     if row.get("browser") == "chromium":
         version = version.split(".")[0]
-    webgpu = row.get("webgpu") or "?"
+    webgpu = row.get("webgpu") if known(row.get("webgpu")) else "?"
     label = "emulated WebGPU (modeled native memory)" if webgpu == "emulated" else f"{webgpu} WebGPU"
-    return f"{row.get('browser')} {version} · {row.get('adapter') or 'no adapter'} · {label}"
+    adapter = row.get("adapter") if known(row.get("adapter")) else "no adapter"
+    return f"{row.get('browser')} {version} · {adapter} · {label}"
 
 
 def _trace_name(row) -> str:

@@ -227,6 +227,7 @@ class Runner:
 
     def _run_cell(self, session: BrowserSession, cell: Cell, base_url: str) -> None:
         state = self.store.cells[cell.cell]
+        state.last_sample_monotonic = time.monotonic()  # the start timeout counts from now, not from registration
         cell.browser_version = session.version
         self.progress("start", cell, {})
         memory = ProcessMemoryProbe(self.store, cell.cell, session.processes, self.plan.memory_interval_s)
@@ -259,7 +260,9 @@ class Runner:
                 idle = now - state.last_sample_monotonic
                 limit = self.plan.start_timeout_s if state.env is None else self.plan.step_timeout_s
                 if idle > limit:
-                    self._finish(cell, "failed", f"timed out: no sample for {idle:.0f} s after step {state.last_step}")
+                    where = "before the worker reported" if state.env is None else (
+                        "before the first step" if state.last_step is None else f"after step {state.last_step}")
+                    self._finish(cell, "failed", f"timed out: no sample for {idle:.0f} s {where}")
                     return
         finally:
             memory.stop()

@@ -109,6 +109,6 @@ def test_merge_of_two_runs_keeps_both_environments(runs, tmp_path):
 
 def test_merge_bad_input(runs, tmp_path):
     r = run_cli("merge", str(runs["reuse"]), str(tmp_path / "nope"), "--output", str(tmp_path / "m"))
-    assert r.returncode == 2 and "is not a folder" in r.stderr
+    assert r.returncode == 2 and "is not a run folder" in r.stderr
     r = run_cli("merge", str(runs["reuse"]), str(runs["reuse"]), "--output", str(tmp_path / "m"))
     assert r.returncode == 2 and "given twice" in r.stderr

@@ -211,3 +211,11 @@ def test_small_ort_session_runs_on_the_emulation_like_on_real_webgpu(tmp_path):
     # Apple-GPU limits), SwiftShader its own (measured here: 29 vs 27 dispatches per token).
     assert all(n > 0 for n in per_token["real"] + per_token["emulated"])
     assert len(set(per_token["real"])) == 1 and len(set(per_token["emulated"])) == 1
+
+
+def test_dispatch_overhead_is_skipped_on_emulated_webgpu(tmp_path):
+    r = run_cli("run", "--browser", "webkit", "--workload", "dispatch-overhead", "--variant", "reused", "--tokens", "1",
+                run_dir=tmp_path / "r")
+    assert r.returncode == 0, r.stdout + r.stderr
+    row = load_run(r).summary.iloc[0]
+    assert row["status"] == "skipped" and "emulated WebGPU executes no shaders" in row["reason"]

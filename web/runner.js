@@ -20,6 +20,9 @@ worker.addEventListener('error', (e) => {
   status.textContent = 'worker error';
 });
 status.textContent = 'running';
+worker.addEventListener('message', (e) => {
+  if (e.data?.status) status.textContent = e.data.status;  // done / skipped / failed: this cell is over
+});
 
 const intervalMs = Number(params.get('uasm_ms') ?? 2000);
 async function measureLoop() {

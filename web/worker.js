@@ -109,10 +109,12 @@ async function main() {
   const result = await workload.run(ctx);
   await sink.flush();
   await sink.post({ kind: 'done', result: result ?? {} });
+  self.postMessage({ status: 'done' });
 }
 
 main().catch(async (err) => {
   const msg = String(err?.message ?? err);
   if (msg.startsWith('SKIP:')) await sink.post({ kind: 'skip', reason: msg.slice(5).trim() });
   else await sink.post(errorSample(err));
+  self.postMessage({ status: msg.startsWith('SKIP:') ? `skipped: ${msg.slice(5).trim()}` : `failed: ${msg}` });
 });

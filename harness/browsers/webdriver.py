@@ -227,7 +227,8 @@ class SafariDriver(BrowserDriver):
 
     def locate(self, browser_path: str | None = None) -> Located:
         if platform.system() != "Darwin":
-            raise BrowserNotFound(f"--browser safari needs macOS (this is {platform.system()}); {SAFARI_HINT}")
+            raise BrowserNotFound(f"--browser safari needs macOS with safaridriver (this is {platform.system()}); "
+                                  "on a Mac enable it once with `safaridriver --enable` (and Develop > Allow Remote Automation)")
         driver = shutil.which("safaridriver") or "/usr/bin/safaridriver"
         if not Path(driver).exists():
             raise BrowserNotFound(f"safaridriver not found; {SAFARI_HINT}")

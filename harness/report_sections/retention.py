@@ -105,7 +105,8 @@ def retention(tables) -> dict | None:
         "RSS is measured.</p>",
         "<table><tr><th class='l'>cell</th><th class='l'>measured on</th><th>createBindGroup / token</th>"
         "<th>live max</th><th>live at end</th><th>collection events</th><th>collected per event</th>"
-        "<th>modeled native MiB max</th><th>content RSS MiB max</th><th>would be killed at token</th>"
+        "<th>modeled native MiB max</th><th>content RSS MiB max (largest single process)</th>"
+        f"<th>would be killed at token ({_budget_label(cells)})</th>"
         "<th>tokens to 2,048 MB (modeled projection)</th></tr>",
     ]
     for r in rows:
@@ -123,8 +124,14 @@ def retention(tables) -> dict | None:
         f"{fr['live_with_forced_gc'][0]:,}–{fr['live_with_forced_gc'][1]:,} live. The projection column extrapolates a "
         "cell's own modeled bytes per token (Theil–Sen slope over its run) to 2,048 MB; it is a model, not a measurement, "
         "and says nothing where collections keep the curve flat.</p>")
-    return {"id": "retention", "title": "Bind group retention: Chromium vs WebKit", "html": "".join(body),
+    engines = sorted(set(cells["browser"]))
+    return {"id": "retention", "title": "Bind group retention per engine (" + " vs ".join(engines) + ")", "html": "".join(body),
             "charts": {"retention_live": json.loads(live_fig.to_json()), "retention_memory": json.loads(mem_fig.to_json())}}
+
+
+def _budget_label(cells: pd.DataFrame) -> str:
+    b = cells["memory_budget_bytes"].dropna() if "memory_budget_bytes" in cells else []
+    return f"--memory-budget {int(b.iloc[0]) / 1e6:,.0f} MB" if len(b) else "no --memory-budget given"
 
 
 def _projection(c: pd.DataFrame) -> str | None:

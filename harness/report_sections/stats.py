@@ -78,7 +78,8 @@ def add_bands(fig: go.Figure, tables, column: str) -> None:
             xs = np.arange(frame.shape[1])
             ok = ~np.isnan(half)
             x_poly = list(xs[ok]) + list(xs[ok][::-1])
-            y_poly = list((mean + half)[ok]) + list((mean - half)[ok][::-1])
+            # every charted quantity (ms, calls, live wrappers) is ≥ 0: a wide t band is clipped there
+            y_poly = list((mean + half)[ok]) + list(np.maximum(mean - half, 0)[ok][::-1])
             fig.add_trace(go.Scatter(x=[int(v) for v in x_poly], y=[float(v) for v in y_poly], fill="toself",
                                      mode="lines", line={"width": 0}, fillcolor=_rgba(color, 0.18), hoverinfo="skip",
                                      name=f"{key.label}: 95% CI of the mean over {len(per)} repetitions",

@@ -47,6 +47,11 @@ function sameValues(a, b) {
 }
 
 export async function run(ctx) {
+  if (ctx.adapter.info?.architecture === 'emulated') {
+    // web/emulation runs no shaders: the readback that proves every dispatch ran cannot pass, and
+    // per-dispatch times of a JS emulation say nothing about an engine's dispatch cost
+    throw new Error('SKIP: dispatch-overhead needs a real WebGPU (its readback checks that every dispatch ran; emulated WebGPU executes no shaders)');
+  }
   const o = parseOptions(ctx.params ?? {});
   const ts = timestampSupport(o, ctx.adapter);
   const wantKernel = o.methods.includes('kernel');
