@@ -209,6 +209,11 @@ class Runner:
                         continue
                     self.manifest["browsers"][browser]["version"] = session.version
                 self._run_cell(session, cell, base_url)
+                if cell.status == "failed" and cell.reason.startswith("could not open the runner page"):
+                    # the browser lives but cannot load pages (e.g. its network process died):
+                    # the next cell gets a fresh browser
+                    session.close()
+                    session = None
         finally:
             if session is not None:
                 session.close()
