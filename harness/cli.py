@@ -257,6 +257,7 @@ def run(
 
     budgets, sampler = cli_stats.load_budgets(budget), cli_stats.auto_sampler(auto_sample, timeout)
     browsers, wls, variants, profiles = resolve_plan_inputs(browser, workload, variant, profile, browser_path)
+    cli_stats.check_references(budgets, wls)
     params = _parse_params(param)
     _check_kv_capacity(wls, profiles, tokens, params)
     extra_roots = engine_params(wls, profiles, params, model, ort_version)

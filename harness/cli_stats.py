@@ -49,6 +49,24 @@ def load_budgets(values: Optional[List[str]]) -> list[B.Budget]:
     return []  # pragma: no cover - fail() raises
 
 
+def check_references(budgets: list[B.Budget], wls) -> None:
+    """Before a run: a budget compared with another variant (``<= 0.95 * fresh``) must name a
+    variant of a workload the budget selects, and its factor must be positive; exit 2 otherwise
+    (rather than failing after the whole run)."""
+    from fnmatch import fnmatchcase
+
+    for b in budgets:
+        if b.ref is None or b.ref == "baseline":
+            continue
+        if not b.factor > 0:
+            _fail(f"{b.source}: {b.text!r}: the factor must be > 0 (got {b.factor})")
+        selected = [w for w in wls if fnmatchcase(w.name, b.workload)]
+        if selected and not any(b.ref in w.variants for w in selected):
+            valid = sorted({v for w in selected for v in w.variants})
+            _fail(f"{b.source}: {b.text!r}: {b.ref!r} is not a variant of {', '.join(w.name for w in selected)} "
+                  f"(valid: {', '.join(valid)}, or baseline in compare)")
+
+
 def parse_timeout(text: str) -> float:
     """``--timeout``: minutes (tachometer's unit) as a plain number, or with ``s``/``m`` → seconds.
     Raises ``ValueError``."""

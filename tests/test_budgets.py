@@ -169,3 +169,13 @@ def test_report_has_budget_results_ci_bands_and_manifest_panel(budget_run):
     assert {"bind_groups_per_token", "live_bind_groups", "memory", "ms_per_token"} <= set(charts)
     assert "<svg" in section[section.index("Variant differences"):]      # CI plot per difference row
     assert "<script src=" not in html            # still one offline file
+
+
+@pytest.mark.parametrize("line, words", [
+    ("decode-loop/reuse: ms_per_token <= 0.95 * frseh", "'frseh' is not a variant"),
+    ("decode-loop/reuse: ms_per_token <= inf", "'inf' is not a variant"),
+])
+def test_budget_naming_a_missing_variant_fails_before_the_run(line, words, tmp_path):
+    r = run_cli("run", "--workload", "decode-loop", "--budget", line, run_dir=tmp_path / "r")
+    assert r.returncode == 2 and words in r.stderr
+    assert not (tmp_path / "r").exists()
