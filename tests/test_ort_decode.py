@@ -133,3 +133,25 @@ def test_bindgroup_cache_shim_in_the_browser():
     failed = {n: c for n, c in checks.items() if c["ok"] is False}
     assert not failed, failed
     assert sum(c["ok"] is True for c in checks.values()) >= 5
+
+
+def test_user_model_with_external_data_runs(tmp_path):
+    import onnx
+
+    # the tiny fixture re-saved the way large models ship: graph in model.onnx, weights beside it
+    model = onnx.load(str(MODELS / "tiny" / "model.onnx"))
+    folder = tmp_path / "ext"
+    folder.mkdir()
+    onnx.save_model(model, str(folder / "model.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="model.onnx_data", size_threshold=1024)  # small constants stay inline, as exporters do
+    assert (folder / "model.onnx_data").stat().st_size > (folder / "model.onnx").stat().st_size
+    r = run_cli("run", "--browser", "chromium", "--workload", "ort-decode", "--model", str(folder / "model.onnx"),
+                "--tokens", "4", "--variant", "default", run_dir=tmp_path / "r")
+    assert r.returncode == 0, r.stdout + r.stderr
+    run = load_run(r)
+    assert run.cell_steps("default")["token"].tolist() == _expected("tiny")[:4]
+    # and without its data file it is bad input, found before any browser starts
+    (folder / "model.onnx_data").unlink()
+    r = run_cli("run", "--browser", "chromium", "--workload", "ort-decode", "--model", str(folder / "model.onnx"),
+                run_dir=tmp_path / "r2")
+    assert r.returncode == 2 and "external data file model.onnx_data is missing" in r.stderr
