@@ -11,17 +11,8 @@ import { buildDecodeGraph, graphCounts } from './graph.js';
 import { weightData } from './graph-fused.js';
 import { ReferenceModel, top2 } from './reference.js';
 import { generateWeights } from './weights.js';
+import { fnv1a32Hex } from '../lib/hash.js';
 
-/** 32-bit FNV-1a of the bytes of a typed array, as 8 hex digits. */
-export function fnv1a32Hex(view) {
-  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) {
-    h ^= bytes[i];
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16).padStart(8, '0');
-}
 
 const flag = (v) => v === true || (v !== undefined && v !== null && !['', '0', 'false', 'no', 0, false].includes(v));
 const int = (v, dflt) => (v === undefined || v === null || v === '' ? dflt : Number.parseInt(v, 10));

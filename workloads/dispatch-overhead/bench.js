@@ -13,18 +13,8 @@
 // cross-origin isolated: HR-Time §7), so every per-dispatch figure is a total over N dispatches
 // divided by N, never one call's delta (except `phases`, see there).
 
-const F32 = 4;
 
-/** 32-bit FNV-1a of a typed array's bytes, as 8 hex digits (same as decode-loop's logits hash). */
-export function fnv1a32Hex(view) {
-  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) {
-    h ^= bytes[i];
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16).padStart(8, '0');
-}
+const F32 = 4;
 
 /** Initial values x0[i] = i % 251 and increments b[i] = i % 3 + 1 (small integers: exact in f32). */
 export function initialValues(elements) {

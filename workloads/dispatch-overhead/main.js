@@ -9,7 +9,8 @@
 // is the FNV-1a hash of the readback, so the harness's tokens_identical check compares the
 // `fresh` and `reused` cells' readbacks. A readback other than x0 + N*b fails the cell.
 
-import { DispatchBench, expectedResult, fnv1a32Hex } from './bench.js';
+import { DispatchBench, expectedResult } from './bench.js';
+import { fnv1a32Hex } from '../lib/hash.js';
 import { parseOptions } from './options.js';
 
 function median(xs) {

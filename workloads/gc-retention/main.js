@@ -27,20 +27,12 @@
 // that proves the dispatches ran. The emulation runs no shaders, so it is not checked there.
 
 import { parseOptions } from './options.js';
+import { fnv1a32Hex } from '../lib/hash.js';
 
 const UNIFORM_BYTES = 16; // {n: u32} rounded to 16 bytes, as ORT rounds uniform blocks
 const CHURN_OBJECT_BYTES = 64; // estimate of one churn object ({i, x, s, next}) in JSC/V8
 const FORCE_GC_CHUNK = 1 << 20; // the force-gc variant allocates 1 MiB ArrayBuffers
 const WASM_PAGE = 65536;
-
-function fnv1a32Hex(bytes) {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) {
-    h ^= bytes[i];
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
-}
 
 function isEmulated(adapter) {
   const info = adapter.info ?? {};

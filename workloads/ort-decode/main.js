@@ -30,6 +30,8 @@
 // ctx.params.seed is not used: the weights are fixed in the model file.
 
 import {installBindGroupCache} from '../../web/bindgroup-cache.js';
+import { fnv1a32Hex } from '../lib/hash.js';
+
 
 const BUNDLES = {
   webgpu: 'ort.webgpu.bundle.min.mjs',
@@ -38,17 +40,6 @@ const BUNDLES = {
 };
 
 const DEFAULT_DIST = new URL('../../node_modules/onnxruntime-web/dist/', import.meta.url).href;
-
-/** FNV-1a 32-bit over the bytes of a typed array, as 8 hex digits. */
-export function fnv1a32Hex(view) {
-  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) {
-    h ^= bytes[i];
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
-}
 
 function argmax(values) {
   let best = 0;
