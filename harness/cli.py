@@ -429,18 +429,12 @@ def serve(
             console.print(f"  {server.url}/web/runner.html?cell={cell.cell}", markup=False)
         while True:
             time.sleep(1)
-            for cell in runner.cells:
-                st = runner.store.cells[cell.cell]
-                if st.outcome and cell.status == "pending":
-                    cell.status = {"done": "ok", "skip": "skipped"}.get(st.outcome, "failed")
-                    cell.reason = st.reason
-                    runner._record_env(cell, st.env)
-                    runner.write_manifest()
-                    console.print(f"{cell.cell}: {cell.status} {cell.reason}", markup=False)
+            _settle_served_cells(runner)
     except KeyboardInterrupt:
         pass
     finally:
         server.__exit__(None, None, None)
+    _settle_served_cells(runner)  # outcomes that arrived since the last poll
     for cell in runner.cells:
         st = runner.store.cells[cell.cell]
         if cell.status == "pending" and st.env is None and st.steps == 0:
@@ -448,7 +442,23 @@ def serve(
     runner.mark_unfinished("serve stopped before this cell finished")
     runner.write_manifest()
     runner.store.close()
-    console.print(f"report: {finish_run(run_dir)}")
+    report = finish_run(run_dir)
+    from harness import cli_stats
+
+    cli_stats.after_run(run_dir, [])  # stats.json/csv, differences.csv, summary.md, junit.xml like run
+    console.print(f"report: {report}")
+
+
+def _settle_served_cells(runner) -> None:
+    """Give each served cell whose worker reported done/skip/error its status (serve mode)."""
+    for cell in runner.cells:
+        st = runner.store.cells[cell.cell]
+        if st.outcome and cell.status == "pending":
+            cell.status = {"done": "ok", "skip": "skipped"}.get(st.outcome, "failed")
+            cell.reason = st.reason if cell.status != "failed" else f"workload error: {st.reason}"
+            runner._record_env(cell, st.env)
+            runner.write_manifest()
+            console.print(f"{cell.cell}: {cell.status} {cell.reason}", markup=False)
 
 
 @app.command()

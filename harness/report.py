@@ -58,11 +58,13 @@ def provenance(row: pd.Series | dict) -> str:
     webgpu = row.get("webgpu") if known(row.get("webgpu")) else "?"
     label = "emulated WebGPU (modeled native memory)" if webgpu == "emulated" else f"{webgpu} WebGPU"
     adapter = row.get("adapter") if known(row.get("adapter")) else "no adapter"
-    return f"{row.get('browser')} {version} · {adapter} · {label}"
+    machine = f"{row.get('machine')}: " if known(row.get("machine")) else ""  # merged runs
+    return f"{machine}{row.get('browser')} {version} · {adapter} · {label}"
 
 
 def _trace_name(row) -> str:
-    return f"{row['workload']}/{row['variant']} [{row['profile']}] r{row['repetition']} — {provenance(row)}"
+    profile = row["profile"] if isinstance(row["profile"], str) and row["profile"] else "default"
+    return f"{row['workload']}/{row['variant']} [{profile}] r{row['repetition']} — {provenance(row)}"
 
 
 def _line_chart(tables: Tables, column: str, title: str, ytitle: str) -> dict:

@@ -29,6 +29,17 @@ from harness.workloads import Workload
 DEFAULT_EMULATION = {"bytesPerStage": 16384, "pageBytes": 16384, "limits": "webkit-apple7"}
 
 
+def version_from_user_agent(ua: str) -> str:
+    """Browser version from a user agent: Chrome/…, Firefox/…, else Safari's Version/…; '' if none."""
+    import re
+
+    for pattern in (r"(?:HeadlessChrome|Chrome|Chromium)/([\d.]+)", r"Firefox/([\d.]+)", r"Version/([\d.]+)"):
+        m = re.search(pattern, ua or "")
+        if m:
+            return m.group(1)
+    return ""
+
+
 @dataclass
 class Cell:
     """One measured combination. ``status``: pending → ok / failed / skipped."""
@@ -286,6 +297,8 @@ class Runner:
         parts = [a.get("vendor"), a.get("architecture")] if a.get("architecture") else [a.get("vendor"), a.get("description")]
         cell.adapter = " ".join(x for x in parts if x)
         cell.webgpu = env.get("webgpu", "")
+        if not cell.browser_version:  # serve: a browser we did not launch; its user agent says what it is
+            cell.browser_version = version_from_user_agent(env.get("user_agent", ""))
 
     def _finish(self, cell: Cell, status: str, reason: str) -> None:
         self._record_env(cell, self.store.cells[cell.cell].env)
