@@ -132,7 +132,9 @@ PageSample = Annotated[
 class SampleBatch(BaseModel):
     """Body of ``POST /api/cells/{cell}/samples``."""
 
-    model_config = ConfigDict(extra="forbid")
+    # cache only keys: pydantic-core would otherwise intern every distinct string value (a new
+    # logits hash per token) in its JSON string cache, which grows the harness for a long run
+    model_config = ConfigDict(extra="forbid", cache_strings="keys")
     samples: list[PageSample] = Field(min_length=1, max_length=MAX_SAMPLES_PER_BATCH)
 
     @model_validator(mode="after")
