@@ -155,3 +155,11 @@ def test_user_model_with_external_data_runs(tmp_path):
     r = run_cli("run", "--browser", "chromium", "--workload", "ort-decode", "--model", str(folder / "model.onnx"),
                 run_dir=tmp_path / "r2")
     assert r.returncode == 2 and "external data file model.onnx_data is missing" in r.stderr
+
+
+def test_worker_heap_and_page_memory_are_sampled(ort_run):
+    m = ort_run.memory
+    heap = m[(m["source"] == "cdp") & (m["process_type"] == "worker")]
+    assert len(heap) > 0 and (heap["js_heap_bytes"] > 100_000).all()   # CDP Runtime.getHeapUsage of the worker
+    page = m[(m["source"] == "uasm") & (m["process_type"] == "page")]
+    assert len(page) > 0 and (page["js_heap_bytes"] > 100_000).all()   # measureUserAgentSpecificMemory
