@@ -19,23 +19,13 @@
 // q_proj's, then k_proj's, then v_proj's; the tensor spec names them in `concat` and main.js
 // uploads the concatenation (row n of the result is byte-for-byte the source row).
 
-import { checkProfile, modelWeights, planLifetimes } from './graph.js';
+import { graphBuilder, modelWeights, planLifetimes } from './graph.js';
 
 export function buildFusedDecodeGraph(profile) {
-  checkProfile(profile);
-  const { layers, hidden, heads, kv_heads: kvHeads, head_dim: headDim, intermediate, vocab } = profile;
-  const maxTokens = profile.max_tokens;
-  const eps = profile.eps ?? 1e-6;
-  const q = heads * headDim;
-  const kv = kvHeads * headDim;
-  const F32 = 4;
-
-  const tensors = new Map();
-  const tensor = (name, kind, bytes, extra = {}) => {
-    if (tensors.has(name)) throw new Error(`tensor ${name} defined twice`);
-    tensors.set(name, { name, kind, bytes, ...extra });
-    return name;
-  };
+  const {
+    layers, hidden, heads, kvHeads, headDim, intermediate, vocab, maxTokens, eps, q, kv, F32, tensors, tensor,
+    nodes, node, act,
+  } = graphBuilder(profile);
   const qkvParts = /^layers\.(\d+)\.(q|k|v)_proj$/;
   for (const spec of modelWeights(profile)) {
     if (spec.kind === 'int4') {
@@ -54,11 +44,6 @@ export function buildFusedDecodeGraph(profile) {
     tensor(`${p}qkv_proj.scales`, 'weight', (qkvRows * hidden / 32) * F32, { concat: parts.map((n) => `${n}.scales`) });
   }
 
-  const nodes = [];
-  const node = (name, op, inputs, outputs, uniforms, layer = null) => {
-    nodes.push({ name, op, inputs, outputs, uniforms, layer });
-  };
-  const act = (name, elements) => tensor(name, 'activation', elements * F32);
 
   let h = act('embed.out', hidden);
   node('embed', 'gather', ['embed_tokens'], [h], { hidden, token: 'token' });

@@ -62,23 +62,41 @@ export function checkProfile(profile) {
   if (headDim % 2) throw new Error('head_dim must be even (rotary embedding)');
 }
 
-export function buildDecodeGraph(profile, { graph = 'unfused' } = {}) {
-  if (graph === 'fused') return buildFusedDecodeGraph(profile);
-  if (graph !== 'unfused') throw new Error(`unknown graph '${graph}' (have: unfused, fused)`);
+/**
+ * What every graph builder (unfused here, fused in graph-fused.js) starts from: the checked
+ * profile's dimensions (q/kv: q and k/v widths in floats; F32: bytes per f32), a tensor registry
+ * (`tensor(name, kind, bytes, extra)` → name; a name defined twice throws), the node list
+ * (`node(name, op, inputs, outputs, uniforms, layer)`) and `act(name, elements)` for an f32
+ * activation.
+ */
+export function graphBuilder(profile) {
   checkProfile(profile);
   const { layers, hidden, heads, kv_heads: kvHeads, head_dim: headDim, intermediate, vocab } = profile;
-  const maxTokens = profile.max_tokens;
-  const eps = profile.eps ?? 1e-6;
-  const q = heads * headDim;
-  const kv = kvHeads * headDim;
   const F32 = 4;
-
   const tensors = new Map();
   const tensor = (name, kind, bytes, extra = {}) => {
     if (tensors.has(name)) throw new Error(`tensor ${name} defined twice`);
     tensors.set(name, { name, kind, bytes, ...extra });
     return name;
   };
+  const nodes = [];
+  const node = (name, op, inputs, outputs, uniforms, layer = null) => {
+    nodes.push({ name, op, inputs, outputs, uniforms, layer });
+  };
+  return {
+    layers, hidden, heads, kvHeads, headDim, intermediate, vocab,
+    maxTokens: profile.max_tokens, eps: profile.eps ?? 1e-6, q: heads * headDim, kv: kvHeads * headDim, F32,
+    tensors, tensor, nodes, node, act: (name, elements) => tensor(name, 'activation', elements * F32),
+  };
+}
+
+export function buildDecodeGraph(profile, { graph = 'unfused' } = {}) {
+  if (graph === 'fused') return buildFusedDecodeGraph(profile);
+  if (graph !== 'unfused') throw new Error(`unknown graph '${graph}' (have: unfused, fused)`);
+  const {
+    layers, hidden, heads, kvHeads, headDim, intermediate, vocab, maxTokens, eps, q, kv, F32, tensors, tensor,
+    nodes, node, act,
+  } = graphBuilder(profile);
   for (const spec of modelWeights(profile)) {
     const bytes = spec.kind === 'int4' ? spec.n * spec.k / 2 : spec.elements * F32;
     if (spec.kind === 'int4') {
@@ -88,12 +106,6 @@ export function buildDecodeGraph(profile, { graph = 'unfused' } = {}) {
       tensor(spec.name, 'weight', bytes);
     }
   }
-
-  const nodes = [];
-  const node = (name, op, inputs, outputs, uniforms, layer = null) => {
-    nodes.push({ name, op, inputs, outputs, uniforms, layer });
-  };
-  const act = (name, elements) => tensor(name, 'activation', elements * F32);
   const linear = (l, name, x, n, k) => {
     const w = `layers.${l}.${name}`;
     const y = act(`${w}.out`, n);
