@@ -280,12 +280,12 @@ def run(
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: the runner marked unfinished cells failed ("interrupted"); keep going
         # to write the tables and the report of what was received, then exit 130.
-        report = finish_run(run_dir)
+        report, _ = finish_run(run_dir)
         err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
         raise typer.Exit(130)
-    report = finish_run(run_dir)
+    report, t = finish_run(run_dir)
     print_summary(run_dir)
-    budget_failures = cli_stats.after_run(run_dir, budgets)
+    budget_failures = cli_stats.after_run(run_dir, budgets, t)
     console.print(f"report: {report}")
     failed = [c for c in cells if c.status == "failed"]
     if failed:
@@ -338,13 +338,16 @@ def _execute(plan, run_dir: Path, sampler=None):
         return runner.run()
 
 
-def finish_run(run_dir: Path) -> Path:
-    """Build the tables and the report of a finished (or crashed) run folder."""
+def finish_run(run_dir: Path):
+    """Build the tables and the report of a finished (or crashed) run folder.
+
+    Returns (report path, :class:`harness.tables.Tables`); pass the tables on to
+    ``cli_stats.after_run`` so the run is read and its statistics computed once."""
     from harness import report, tables
 
     t = tables.build(run_dir)
     tables.write(t, run_dir)
-    return report.render(t, run_dir)
+    return report.render(t, run_dir), t
 
 
 def print_summary(run_dir: Path) -> None:
@@ -442,10 +445,10 @@ def serve(
     runner.mark_unfinished("serve stopped before this cell finished")
     runner.write_manifest()
     runner.store.close()
-    report = finish_run(run_dir)
+    report, t = finish_run(run_dir)
     from harness import cli_stats
 
-    cli_stats.after_run(run_dir, [])  # stats.json/csv, differences.csv, summary.md, junit.xml like run
+    cli_stats.after_run(run_dir, [], t)  # stats.json/csv, differences.csv, summary.md, junit.xml like run
     console.print(f"report: {report}")
 
 

@@ -157,16 +157,17 @@ def _report_budgets(results: list[B.BudgetResult], console) -> None:
         console.print(f"  {tag} {r.budget.name}: {r.message}", highlight=False, markup=False, soft_wrap=True)
 
 
-def after_run(run_dir: Path, budgets: list[B.Budget]) -> list[B.BudgetResult]:
+def after_run(run_dir: Path, budgets: list[B.Budget], t=None) -> list[B.BudgetResult]:
     """After ``run``'s report: statistics and CI outputs (stats.json/csv, differences.csv,
     summary.md, junit.xml) in ``run_dir``, budget verdicts printed, and the report re-rendered
-    with them. Returns the failed budgets' results."""
+    with them. ``t``: the run's Tables from ``cli.finish_run`` (statistics already computed for
+    its report are reused); built from ``run_dir`` when None. Returns the failed budgets' results."""
     from harness import ci_outputs, report, tables
-    from harness.report_sections.stats import attach
+    from harness.report_sections.stats import attach, stats_of
 
     cli = _cli()
-    t = tables.build(run_dir)
-    rs = S.compute(t)
+    t = t if t is not None else tables.build(run_dir)
+    rs = stats_of(t)
     results = B.evaluate(budgets, rs)
     ci_outputs.write_stats(run_dir, rs, budgets=results, extra={"auto_sample": t.manifest.get("auto_sample")})
     ci_outputs.junit_xml(results, Path(run_dir) / "junit.xml")
@@ -278,11 +279,11 @@ def register(app: typer.Typer) -> None:
             manifest = do_merge(list(runs), out, label, argv=sys.argv)
         except MergeError as exc:
             _fail(str(exc))
-        report = cli.finish_run(out)
+        report, t = cli.finish_run(out)
         cli.print_summary(out)
         for s in manifest["merged_from"]:
             cli.console.print(f"  {s['label']}: {s['cells']} cells from {s['dir']} · {s['os']} · {s['cpu']}", highlight=False, markup=False)
-        failures = after_run(out, budgets)
+        failures = after_run(out, budgets, t)
         cli.console.print(f"report: {report}")
         if failures:
             raise typer.Exit(1)

@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
             cells = run_cells(o, folder, adapter, progress=lambda m: console.print(m, highlight=False))
         finally:
             folder.close()
-        report = finish_run(run_dir)
+        report, _ = finish_run(run_dir)
         from rich.table import Table
 
         table = Table(title="native dispatch overhead (median µs per dispatch, rounds after the first)")
