@@ -104,7 +104,7 @@ class RunPlan:
                 profile = self.profiles.get(wl.name)
                 cid = f"{browser}.{wl.name}.{variant}.{profile or 'default'}.r{rep}"
                 out.append(Cell(cid, browser, wl.name, variant, profile, self.tokens, rep, self.seed,
-                                {**wl.parameters, **self.params}))
+                                {**wl.defaults(), **self.params}))
         return out
 
 

@@ -3,19 +3,122 @@
 from __future__ import annotations
 
 import json
+import math
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness import REPO_ROOT
 
 WORKLOADS_DIR = REPO_ROOT / "workloads"
 
+#: Declared parameter types (workloads/README.md, "Parameters").
+PARAMETER_TYPES = ("int", "number", "bool", "string", "enum", "list")
+
+
+class ParameterError(ValueError):
+    """A parameter value that does not fit its declaration; the message is one line naming the
+    valid range or choices."""
+
+
+class Parameter(BaseModel):
+    """One declared workload parameter (``manifest.json`` → ``parameters.<name>``).
+
+    ``type``: ``int`` / ``number`` (with optional ``min``/``max``), ``bool``, ``string``,
+    ``enum`` (one of ``choices``) or ``list`` (comma-separated items, each one of ``choices``
+    when given). ``help`` says what it changes; ``testing`` marks parameters that exist only for
+    the harness's own fault-injection tests."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["int", "number", "bool", "string", "enum", "list"]
+    default: Any = None
+    min: float | None = None
+    max: float | None = None
+    choices: list[str] | None = None
+    help: str = ""
+    testing: bool = False
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.type == "enum" and not self.choices:
+            raise ValueError("an enum parameter needs choices")
+        if self.default is not None:
+            self.default = self.coerce(self.default, "default")
+        return self
+
+    def describe(self) -> str:
+        """``int 1..65536``, ``one of a, b``: the valid values, for error messages and --help."""
+        if self.type in ("int", "number"):
+            lo = "" if self.min is None else f"{self.min:g}"
+            hi = "" if self.max is None else f"{self.max:g}"
+            return f"{self.type} {lo}..{hi}" if lo or hi else self.type
+        if self.type == "enum":
+            return "one of " + ", ".join(self.choices or [])
+        if self.type == "list":
+            return "comma-separated list" + (f" of {', '.join(self.choices)}" if self.choices else "")
+        if self.type == "bool":
+            return "true or false"
+        return "text"
+
+    def coerce(self, value: Any, name: str = "value") -> Any:
+        """``value`` (a CLI string or a JSON value) as this parameter's type. Raises
+        :class:`ParameterError` when it does not fit."""
+        def bad() -> ParameterError:
+            return ParameterError(f"{name} {value!r} is not valid ({self.describe()})")
+
+        t = self.type
+        if t in ("int", "number"):
+            if isinstance(value, bool):
+                raise bad()
+            try:
+                v = float(value) if t == "number" else (int(value) if not isinstance(value, str) else int(value.strip(), 10))
+            except (TypeError, ValueError):
+                raise bad() from None
+            if t == "int" and isinstance(value, float) and not value.is_integer():
+                raise bad()
+            if t == "int":
+                v = int(v)
+            if not math.isfinite(v) or (self.min is not None and v < self.min) or (self.max is not None and v > self.max):
+                raise bad()
+            return v
+        if t == "bool":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, (int, float)) and value in (0, 1):
+                return bool(value)
+            if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+                return value.strip().lower() in ("true", "1", "yes")
+            raise bad()
+        if t == "enum":
+            if str(value) not in (self.choices or []):
+                raise bad()
+            return str(value)
+        if t == "list":
+            items = value if isinstance(value, list) else [x.strip() for x in str(value).split(",") if x.strip()]
+            if self.choices and any(str(x) not in self.choices for x in items):
+                raise bad()
+            return ",".join(str(x) for x in items)
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise bad()
+        return str(value)
+
+
+def _infer(value: Any) -> dict:
+    """A declaration for a bare default (an older manifest's ``"name": value``)."""
+    if isinstance(value, bool):
+        return {"type": "bool", "default": value}
+    if isinstance(value, int):
+        return {"type": "int", "default": value}
+    if isinstance(value, float):
+        return {"type": "number", "default": value}
+    return {"type": "string", "default": "" if value is None else str(value)}
+
 
 class Workload(BaseModel):
-    """A workload's manifest. ``profiles`` maps a name to model dimensions (numbers)."""
+    """A workload's manifest. ``profiles`` maps a name to model dimensions (numbers);
+    ``parameters`` maps a name to its :class:`Parameter` declaration."""
 
     name: str
     description: str = ""
@@ -24,7 +127,14 @@ class Workload(BaseModel):
     default_variants: list[str] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
     default_profile: str | None = None
-    parameters: dict[str, Any] = Field(default_factory=dict)
+    parameters: dict[str, Parameter] = Field(default_factory=dict)
+
+    @field_validator("parameters", mode="before")
+    @classmethod
+    def _declarations(cls, value):
+        if not isinstance(value, dict):
+            return value
+        return {k: (v if isinstance(v, dict) else _infer(v)) for k, v in value.items()}
 
     @property
     def entry_url(self) -> str:
@@ -32,6 +142,10 @@ class Workload(BaseModel):
 
     def variants_to_run(self) -> list[str]:
         return self.default_variants or list(self.variants)
+
+    def defaults(self) -> dict[str, Any]:
+        """Every declared parameter's default value (what a cell gets without ``--param``)."""
+        return {k: p.default for k, p in self.parameters.items()}
 
 
 @lru_cache(maxsize=1)
