@@ -15,9 +15,9 @@ from __future__ import annotations
 import statistics
 
 from benchmarks.common import finish, out_dir, plan
-from harness.browsers.chromium import ChromiumDriver
-from harness.doctor import evaluate_on_local_page
-from harness.runner import Runner
+from harness.drive.chromium import ChromiumDriver
+from harness.drive.doctor import evaluate_on_local_page
+from harness.drive.runner import Runner
 from harness.tables import build
 
 SHIM_JS = """(async (n) => {

@@ -7,8 +7,9 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from harness import REPO_ROOT, report, tables
-from harness.runner import RunPlan, Runner
+from harness import REPO_ROOT, pipeline
+from harness.drive.runner import Runner
+from harness.plan import RunPlan
 from harness.workloads import discover
 
 OUT = REPO_ROOT / "reports" / "benchmarks"
@@ -39,8 +40,6 @@ def out_dir(name: str) -> Path:
 
 
 def finish(run_dir: Path, result: dict) -> None:
-    t = tables.build(run_dir)
-    tables.write(t, run_dir)
-    report.render(t, run_dir)
+    pipeline.analyse_and_write(run_dir)
     (run_dir / "benchmark.json").write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))

@@ -8,7 +8,7 @@ import psutil
 from scipy.stats import theilslopes
 
 from benchmarks.common import finish, out_dir, plan
-from harness.runner import Runner
+from harness.drive.runner import Runner
 
 
 def main(tokens: int = 2000, profile: str = "tiny") -> dict:

@@ -73,7 +73,7 @@ if "--wheels" in sys.argv:
 
 from harness.native.bench import OptionError, parse_options  # noqa: E402
 from harness.native.run import adapter_info, adapter_label, import_wgpu, run_cells, summary_rows  # noqa: E402
-from harness.native.runfolder import RunFolder  # noqa: E402
+from harness.store.runfolder import RunFolder  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

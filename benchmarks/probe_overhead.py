@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 
 from benchmarks.common import finish, out_dir, plan, with_probes_off
-from harness.runner import Runner
+from harness.drive.runner import Runner
 from harness.tables import build
 
 

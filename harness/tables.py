@@ -6,12 +6,13 @@ Columns are a stable interface (RESULTS.md). Per-token medians use tokens after 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+
+from harness.store.runfolder import read_manifest, read_samples
 
 #: Probe counter name (web/probes/counters.js) → steps.csv column.
 COUNTER_COLUMNS = {
@@ -59,21 +60,6 @@ class Tables:
     results: dict[str, dict]
 
 
-def read_samples(run_dir: Path) -> list[dict]:
-    """Every sample of ``samples.jsonl``; a torn last line (crash mid-write) is skipped."""
-    out = []
-    path = Path(run_dir) / "samples.jsonl"
-    if not path.exists():
-        return out
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-    return out
-
-
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -81,7 +67,7 @@ def _snake(name: str) -> str:
 def build(run_dir: Path) -> Tables:
     """Read ``manifest.json`` and ``samples.jsonl`` of ``run_dir`` into :class:`Tables`."""
     run_dir = Path(run_dir)
-    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest = read_manifest(run_dir)
     cells = {c["cell"]: c for c in manifest.get("cells", [])}
     step_rows, mem_rows, event_rows = [], [], []
     env: dict[str, dict] = {}

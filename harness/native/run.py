@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from harness.native.bench import (KERNEL_FILE, NativeDispatchBench, Options, configurations, expected_result,
                                   fnv1a32_hex)
-from harness.native.runfolder import RunFolder
+from harness.store.runfolder import RunFolder
 
 BROWSER_LABEL = "native-wgpu"
 #: Adapter types from most to least wanted (wgpu-native's GPUAdapterInfo.adapter_type).

@@ -1,0 +1,45 @@
+"""The command line: one module per command, each over harness/plan.py (validation) and
+harness/pipeline.py (analysis). Only this package turns bad input into exit status 2
+(harness/cli/common.py); nothing imports it.
+
+    run      measure workloads in browsers into a run folder (run.py)
+    serve    serve workloads for a browser you open yourself (serve.py)
+    report   analyse any run folder again, no browser (report.py)
+    compare  B − A between two run folders (compare.py)
+    merge    several run folders into one (merge.py)
+    native   dispatch-overhead methods on wgpu-native (native.py)
+    doctor   browsers, drivers and adapters found (doctor.py)
+"""
+
+from __future__ import annotations
+
+import typer
+
+from harness import __version__
+from harness.cli import compare, doctor, merge, native, report, run, serve
+from harness.cli.common import console
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="Measure, in real browsers, what WebGPU LLM decoding costs per generated token.")
+
+#: Commands in --help order: (name, function).
+COMMANDS = (("run", run.run), ("serve", serve.serve), ("report", report.report), ("compare", compare.compare),
+            ("merge", merge.merge), ("native", native.native), ("doctor", doctor.doctor))
+for _name, _fn in COMMANDS:
+    app.command(_name)(_fn)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        console.print(__version__)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                       help="Print the version and exit.")):
+    """Measure, in real browsers, what WebGPU LLM decoding costs per generated token."""
+
+
+def main() -> None:  # pragma: no cover - console script entry
+    app()

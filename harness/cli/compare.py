@@ -1,0 +1,44 @@
+"""``webgpu-harness compare RUN_A RUN_B``: B − A with 95% CIs for every configuration in both
+runs (harness/verdicts/compare.py), written by harness/pipeline.py as compare.html/json,
+differences.csv, stats.json, summary.md and junit.xml. Exit 1 when a budget fails, 2 on bad
+input (not a run folder, no configuration in common)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from harness.cli.common import COMPARE_DIR, bad_input, console, print_budgets, print_comparison, timestamped
+from harness.stats.cells import DEFAULT_WARMUP
+
+
+def compare(
+    run_a: Path = typer.Argument(..., help="Baseline run folder (A)."),
+    run_b: Path = typer.Argument(..., help="Run folder to compare with it (B)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for compare.html/json. Default: reports/compare/<timestamp>/."),
+    budget: Optional[List[str]] = typer.Option(None, "--budget", help="Budget line or .toml file (repeatable), checked on B; `baseline` names A's same cell. See README, Budgets."),
+    warmup: int = typer.Option(DEFAULT_WARMUP, "--warmup", help="Tokens at the start of each cell left out of per-token statistics."),
+):
+    """Differences B − A with 95% CIs for every configuration in both runs; flags changed environments."""
+    from harness import pipeline
+    from harness.plan import PlanError, check_new_run_dir
+    from harness.store.runfolder import check_run_folder
+
+    with bad_input():
+        if warmup < 0:
+            raise PlanError(f"--warmup must be >= 0 (got {warmup})")
+        budgets = pipeline.B.load(list(budget or []))
+        for p in (run_a, run_b):
+            check_run_folder(p)
+        out = check_new_run_dir(output or timestamped(COMPARE_DIR))
+        if (out / "compare.json").exists():
+            raise PlanError(f"{out} already holds a comparison; choose another --output")
+        analysis = pipeline.analyse(run_b, budgets, baseline=run_a, out_dir=out, warmup=warmup)
+    paths = pipeline.write(analysis)
+    print_comparison(analysis.comparison)
+    print_budgets(analysis.budgets)
+    console.print(f"compare: {paths['compare.html']}")
+    if analysis.failed_budgets:
+        raise typer.Exit(1)

@@ -1,0 +1,221 @@
+"""``webgpu-harness run``: measure workloads in browsers into a run folder, then analyse it.
+
+Every option is validated into a :class:`harness.plan.RunPlan` before a browser starts
+(:func:`build_plan`); the cells run (harness/drive/runner.py) with a progress bar per cell
+counting the workload's own steps; the folder is analysed by harness/pipeline.py. Exit 0 when
+every cell is ok or skipped and every budget passes, 1 otherwise, 2 on bad input, 130 when
+interrupted (the report of what was received is still written).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from harness import plan as P
+from harness.cli.common import RUNS_DIR, bad_input, console, err, finish, say, timestamped
+from harness.drive.registry import BROWSERS
+
+
+def sigterm_as_interrupt() -> None:
+    """Let SIGTERM end a run like Ctrl-C does (cells marked, tables written)."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (tests driving the CLI in-process)
+        pass
+
+
+def build_plan(*, browser, workload, variant, profile, tokens, output, headed, browser_path, seed, param, repeat,
+               memory_interval_ms, step_timeout_s, no_probes, browser_arg, without_flag, webgpu,
+               emulation_bytes_per_stage, emulation_page_bytes, emulation_option, model, ort_version,
+               memory_budget) -> tuple[P.RunPlan, Path]:
+    """Every run option → ``(plan, run folder)``. Raises :class:`harness.plan.PlanError`."""
+    P.check_range(tokens, 1, 100_000, "--tokens")
+    P.check_range(repeat, 1, 1000, "--repeat")
+    P.check_range(memory_interval_ms, 10, 3_600_000, "--memory-interval-ms")
+    P.check_range(step_timeout_s, 0.001, 86_400, "--step-timeout-s")
+    if webgpu not in ("auto", "real", "emulated"):
+        raise P.PlanError(f"unknown --webgpu {webgpu!r} (valid: auto, real, emulated)")
+    for name, v in (("--emulation-bytes-per-stage", emulation_bytes_per_stage),
+                    ("--emulation-page-bytes", emulation_page_bytes)):
+        if v is not None and v < 0:
+            raise P.PlanError(f"{name} must be >= 0 (got {v})")
+    budget_bytes = P.parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
+    if budget_bytes is not None and budget_bytes < 1 << 20:
+        raise P.PlanError(f"--memory-budget {memory_budget!r} is under 1 MiB; give e.g. 2048MB")
+    run_dir = P.check_new_run_dir(output or timestamped(RUNS_DIR))
+    wls, variants, profiles = P.resolve_workloads(workload, variant, profile)
+    browsers = P.resolve_browsers(browser, browser_path)
+    raw = P.parse_key_values(param, "--param")
+    recorded = {k: P.guess_scalar(v) for k, v in raw.items()}  # NaN/infinity are never a value
+    workload_params = P.resolve_params(raw, wls, profiles)
+    P.check_kv_capacity(wls, profiles, tokens, workload_params)
+    extra_roots = P.engine_params(wls, profiles, workload_params, model, ort_version)
+    emulation = P.emulation_options(emulation_option, {"bytesPerStage": emulation_bytes_per_stage,
+                                                       "pageBytes": emulation_page_bytes})
+    plan = P.RunPlan(browsers=browsers, workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
+                     seed=seed, params=recorded,
+                     workload_params=workload_params, extra_roots=extra_roots, repeat=repeat, headed=headed,
+                     browser_path=browser_path, memory_interval_s=memory_interval_ms / 1000,
+                     step_timeout_s=step_timeout_s, probes=not no_probes,
+                     browser_args=list(browser_arg or []), without_browser_args=list(without_flag or []),
+                     webgpu=webgpu, memory_budget_bytes=budget_bytes, emulation_options=emulation)
+    return plan, run_dir
+
+
+def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
+    """Run every cell with a progress bar per cell (counting steps) and one for all cells;
+    with ``sampler`` (``--auto-sample``) add rounds until it says stop. Returns the cells."""
+    from harness.drive.runner import Runner
+
+    sigterm_as_interrupt()
+    runner = Runner(plan, run_dir, argv=sys.argv)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=False) as progress:
+        overall = progress.add_task("cells", total=len(runner.cells))
+        tasks: dict[str, int] = {}
+
+        def on(event, cell, info):
+            name = f"{cell.browser} {cell.workload}/{cell.variant}"
+            if event == "start":
+                tasks[cell.cell] = progress.add_task(name, total=cell.tokens)
+            elif event == "step":
+                progress.update(tasks[cell.cell], completed=info["steps"])
+            elif event == "end":
+                if cell.cell in tasks:
+                    progress.update(tasks[cell.cell], description=f"{name}: {cell.status}")
+                progress.advance(overall)
+
+        runner.progress = on
+        if sampler is None:
+            return runner.run()
+        return sampler.sample(runner, lambda: progress.update(overall, total=len(runner.cells)))
+
+
+class AutoSampler:
+    """``--auto-sample``: adds repetitions (each a round of every variant, fresh contexts) until
+    :func:`harness.verdicts.autosample.decide` says stop. ``outcome`` (also ``manifest.json``'s
+    ``auto_sample``) says why it stopped."""
+
+    def __init__(self, conditions, timeout_s: float, metric: str = "ms_per_token"):
+        self.conditions, self.timeout_s, self.metric = conditions, timeout_s, metric
+        self.outcome: dict = {}
+
+    def sample(self, runner, on_grow=lambda: None):
+        """Run ``runner`` round after round; returns its cells."""
+        from harness import stats as S
+        from harness import tables as T
+        from harness.verdicts.autosample import decide
+
+        t0 = time.monotonic()
+        reason = ""
+        try:
+            runner.run(close=False)
+            while True:
+                rs = S.compute(T.build(runner.run_dir), metrics=[self.metric])
+                d = decide(rs.differences, self.conditions, runner.plan.repeat, time.monotonic() - t0, self.timeout_s,
+                           self.metric)
+                if d.stop:
+                    reason = d.reason
+                    break
+                runner.add_repetition()
+                on_grow()
+                runner.run(close=False)
+        finally:
+            self.outcome = {"conditions": [str(c) for c in self.conditions], "metric": self.metric,
+                            "timeout_s": self.timeout_s, "repetitions": runner.plan.repeat,
+                            "elapsed_s": round(time.monotonic() - t0, 1), "reason": reason or "interrupted"}
+            runner.manifest["auto_sample"] = self.outcome
+            runner.write_manifest()
+            runner.store.close()
+        say(f"auto-sample: {reason}")
+        return runner.cells
+
+
+def auto_sampler(auto_sample: Optional[str], timeout: Optional[str]) -> Optional[AutoSampler]:
+    """``--auto-sample CONDITIONS`` / ``--timeout`` → an :class:`AutoSampler` (or None).
+    Raises :class:`harness.plan.PlanError` on a malformed condition or timeout, or ``--timeout``
+    without ``--auto-sample``."""
+    from harness.verdicts.autosample import DEFAULT_TIMEOUT_MIN, parse_conditions, parse_timeout
+
+    if auto_sample is None:
+        if timeout is not None:
+            raise P.PlanError("--timeout applies to --auto-sample only (e.g. --auto-sample 0% --timeout 3)")
+        return None
+    try:
+        conds = parse_conditions(auto_sample)
+        secs = parse_timeout(timeout) if timeout is not None else DEFAULT_TIMEOUT_MIN * 60
+    except ValueError as exc:
+        raise P.PlanError(str(exc)) from None
+    return AutoSampler(conds, secs)
+
+
+def run(
+    browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s) to run, comma-separated: {', '.join(BROWSERS)}. Default: every one installed."),
+    workload: Optional[List[str]] = typer.Option(None, "--workload", "-w", help="Workload(s) from workloads/. Default: the default suite (decode-loop)."),
+    variant: Optional[List[str]] = typer.Option(None, "--variant", "-v", help="Variant(s) of the workload. Default: the manifest's default variants (decode-loop: fresh, reuse)."),
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Model profile from the workload's manifest. Default: the manifest's default profile."),
+    tokens: int = typer.Option(64, "--tokens", "-n", help="Tokens (steps) to run per cell."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. Default: reports/runs/<timestamp>/."),
+    headed: bool = typer.Option(False, "--headed", help="Show the browser window (needs a display)."),
+    browser_path: Optional[str] = typer.Option(None, "--browser-path", help="Browser executable to launch instead of the one found."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the workload's random weights."),
+    param: Optional[List[str]] = typer.Option(None, "--param", help="Workload parameter KEY=VALUE (repeatable); each workload's manifest.json declares its parameters, and an unknown key or bad value is an error naming the valid ones."),
+    repeat: int = typer.Option(1, "--repeat", help="Repetitions of every cell (fresh browser context each, round-robin)."),
+    memory_interval_ms: int = typer.Option(250, "--memory-interval-ms", help="Period of the per-process RSS/USS sampler (ms)."),
+    step_timeout_s: float = typer.Option(120.0, "--step-timeout-s", help="Fail a cell when no sample arrives for this long (s)."),
+    no_probes: bool = typer.Option(False, "--no-probes", help="Don't wrap WebGPU calls (timing only; counts recorded as missing)."),
+    browser_arg: Optional[List[str]] = typer.Option(None, "--browser-arg", help="Extra browser command-line flag (repeatable)."),
+    without_flag: Optional[List[str]] = typer.Option(None, "--without-flag", help="Drop one of the driver's default flags, e.g. --without-flag=--enable-unsafe-webgpu (repeatable)."),
+    webgpu: str = typer.Option("auto", "--webgpu", help="auto: the browser's WebGPU, emulated where it has none (WebKitGTK); real: never emulate (no WebGPU → skipped); emulated: always the JS emulation (modeled native memory)."),
+    emulation_bytes_per_stage: Optional[int] = typer.Option(None, "--emulation-bytes-per-stage", help="Emulated WebGPU: modeled native bytes per shader stage with bindings, at least (default: the emulation's, one 16 KiB page; WebKit BindGroup.mm)."),
+    emulation_page_bytes: Optional[int] = typer.Option(None, "--emulation-page-bytes", help="Emulated WebGPU: round each stage's argument buffer up to this (0: no rounding; default: the emulation's, 16 KiB)."),
+    emulation_option: Optional[List[str]] = typer.Option(None, "--emulation-option", help="Emulated WebGPU: another installEmulatedWebGPU option KEY=VALUE (repeatable), e.g. reportCostToJs=true, retainWrappersUntilDone=true, completion=microtask. See web/emulation/webgpu-emulated.js."),
+    model: Optional[Path] = typer.Option(None, "--model", help="ort-decode: a local ONNX decoder (Transformers.js / onnxruntime-genai layout; external data beside it) instead of the built-in fixtures."),
+    ort_version: Optional[str] = typer.Option(None, "--ort-version", help="ort-decode: onnxruntime-web version to load from node_modules/ (default: the pinned 1.31.0-dev.20260914-8d85527a0)."),
+    memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the token at which the content process (RSS + modeled native bytes) would exceed it (iOS killed the page at 2,048 MB in the field report). Default off."),
+    budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh') or a .toml file of them (repeatable); exit 1 when one fails. Grammar: README, Budgets."),
+    auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", help="Stop --auto-sample after this long: minutes (default 3), or e.g. 90s."),
+):
+    """Run workloads in browsers, record every sample, write tables, statistics and an HTML report."""
+    from harness.verdicts import budgets as B
+
+    with bad_input():
+        budgets = B.load(list(budget or []))
+        sampler = auto_sampler(auto_sample, timeout)
+        plan, run_dir = build_plan(
+            browser=browser, workload=workload, variant=variant, profile=profile, tokens=tokens, output=output,
+            headed=headed, browser_path=browser_path, seed=seed, param=param, repeat=repeat,
+            memory_interval_ms=memory_interval_ms, step_timeout_s=step_timeout_s, no_probes=no_probes,
+            browser_arg=browser_arg, without_flag=without_flag, webgpu=webgpu,
+            emulation_bytes_per_stage=emulation_bytes_per_stage, emulation_page_bytes=emulation_page_bytes,
+            emulation_option=emulation_option, model=model, ort_version=ort_version, memory_budget=memory_budget)
+        B.check_references(budgets, plan.workloads)
+    try:
+        cells = execute(plan, run_dir, sampler)
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: the runner marked unfinished cells failed ("interrupted"); write the
+        # tables and the report of what was received, then exit 130.
+        finish(run_dir, budgets, summary=False)
+        err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
+        raise typer.Exit(130)
+    analysis = finish(run_dir, budgets)
+    failed = [c for c in cells if c.status == "failed"]
+    if failed:
+        err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed),
+                  highlight=False, markup=False, emoji=False)
+    if analysis.failed_budgets:
+        err.print(f"{len(analysis.failed_budgets)} budget(s) failed: "
+                  + "; ".join(r.budget.name for r in analysis.failed_budgets), highlight=False, markup=False)
+    if failed or analysis.failed_budgets:
+        raise typer.Exit(1)

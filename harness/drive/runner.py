@@ -1,0 +1,229 @@
+"""Runs a plan of cells (browser × workload × variant × profile) and records everything.
+
+One browser launch serves all of its cells; each cell gets a fresh browser context. A cell
+ends when the worker posts ``done``, ``error`` or ``skip``, when the browser dies, or when no
+sample arrives for ``step_timeout_s``. Whatever was received stays in ``samples.jsonl``; the
+cell is marked ``failed`` with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.drive.base import BrowserNotFound, BrowserSession, Located
+from harness.drive.registry import BROWSERS
+from harness.plan import Cell, RunPlan
+from harness.probe.base import ProbeContext
+from harness.probe.registry import PROBES
+from harness.serve.app import DEFAULT_ROOTS, ServerThread, create_app
+from harness.store import environment
+from harness.store.store import SampleStore
+from harness.workloads import Workload
+
+
+def version_from_user_agent(ua: str) -> str:
+    """Browser version from a user agent: Chrome/…, Firefox/…, else Safari's Version/…; '' if none."""
+    import re
+
+    for pattern in (r"(?:HeadlessChrome|Chrome|Chromium)/([\d.]+)", r"Firefox/([\d.]+)", r"Version/([\d.]+)"):
+        m = re.search(pattern, ua or "")
+        if m:
+            return m.group(1)
+    return ""
+
+
+Progress = Callable[[str, Cell, dict], None]
+
+
+def cell_config(cell: Cell, wl: Workload, plan: RunPlan) -> dict[str, Any]:
+    """The JSON the worker bootstrap fetches from ``/api/cells/<cell>``."""
+    profile = dict(wl.profiles.get(cell.profile, {})) if cell.profile else {}
+    # --param KEY=VALUE where KEY is a profile dimension overrides that dimension
+    profile.update({k: v for k, v in cell.params.items() if k in profile})
+    return {
+        "cell": cell.cell,
+        "entry_url": wl.entry_url,
+        "probes": bool(cell.params.get("probes", plan.probes)),
+        "webgpu": plan.webgpu,
+        "emulation_module": "/web/emulation/webgpu-emulated.js",
+        "emulation_options": plan.emulation_options,
+        "params": {**cell.params, "workload": wl.name, "variant": cell.variant,
+                   "profileName": cell.profile, "profile": profile, "tokens": cell.tokens, "seed": cell.seed},
+    }
+
+
+class Runner:
+    """Executes a :class:`RunPlan` into ``run_dir``. ``progress(event, cell, info)`` is called on
+    ``start``, ``step`` and ``end`` of each cell."""
+
+    def __init__(self, plan: RunPlan, run_dir: Path, progress: Progress | None = None, argv: list[str] | None = None):
+        self.plan = plan
+        self.run_dir = Path(run_dir)
+        self.progress = progress or (lambda *a: None)
+        self.store = SampleStore(self.run_dir)
+        self.cells = plan.cells()
+        self.workloads = {w.name: w for w in plan.workloads}
+        self.manifest: dict[str, Any] = {**environment.describe(), "argv": argv or [],
+                                         "parameters": plan.parameters(), "browsers": {}, "cells": []}
+
+    def write_manifest(self) -> None:
+        self.manifest["cells"] = [asdict(c) for c in self.cells]
+        path = self.run_dir / "manifest.json"
+        path.write_text(json.dumps(self.manifest, indent=2, default=str))
+
+    def run(self, close: bool = True) -> list[Cell]:
+        """Run every pending cell. ``close=False`` keeps the sample store open so that
+        :meth:`add_repetition` and another ``run`` can follow (``--auto-sample``)."""
+        pending = [c for c in self.cells if c.status == "pending"]
+        for cell in pending:
+            self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan))
+        self.write_manifest()
+        app = create_app(self.store, {**DEFAULT_ROOTS, **self.plan.extra_roots})
+        try:
+            with ServerThread(app) as server:
+                for browser in self.plan.browsers:
+                    self._run_browser(browser, [c for c in pending if c.browser == browser], server.url)
+        except KeyboardInterrupt:
+            self.mark_unfinished("interrupted (Ctrl-C or SIGTERM) before this cell finished")
+            raise
+        finally:
+            self.write_manifest()
+            if close:
+                self.store.close()
+        return self.cells
+
+    def mark_unfinished(self, reason: str) -> None:
+        """Mark every cell still pending as failed with ``reason`` (samples received are kept)."""
+        for cell in self.cells:
+            if cell.status == "pending":
+                state = self.store.cells.get(cell.cell)
+                steps = state.steps if state else 0
+                self.record_env(cell, state.env if state else None)
+                cell.status, cell.reason = "failed", f"{reason}; {steps} steps were received and kept"
+                if state is not None:
+                    self.store.append(cell.cell, [{"kind": "cell_status", "status": "failed", "reason": cell.reason}])
+
+    def add_repetition(self) -> list[Cell]:
+        """Append one more repetition of every browser × workload × variant (pending, in the
+        round-robin order of :meth:`RunPlan.cells`) and return the new cells."""
+        rep = self.plan.repeat
+        self.plan.repeat += 1
+        self.manifest["parameters"]["repeat"] = self.plan.repeat
+        new = [c for browser in self.plan.browsers for c in self.plan.repetition_cells(browser, rep)]
+        self.cells += new
+        return new
+
+    def _run_browser(self, browser: str, cells: list[Cell], base_url: str) -> None:
+        driver = BROWSERS[browser]()
+        try:
+            located = driver.locate(self.plan.browser_path)
+        except BrowserNotFound as exc:
+            for cell in cells:
+                self._finish(cell, "skipped", str(exc))
+            return
+        self.manifest["browsers"][browser] = asdict(located)
+        session: BrowserSession | None = None
+        try:
+            for cell in cells:
+                if session is None or session.dead():
+                    if session is not None:
+                        session.close()
+                    session = self._launch(driver, located)
+                    if isinstance(session, str):  # launch failures fail the cell, the run goes on
+                        self._finish(cell, "failed", f"browser launch failed: {session}")
+                        session = None
+                        continue
+                    self.manifest["browsers"][browser]["version"] = session.version
+                self._run_cell(session, cell, base_url)
+                if cell.status == "failed" and cell.reason.startswith("could not open the runner page"):
+                    # the browser lives but cannot load pages (e.g. its network process died):
+                    # the next cell gets a fresh browser
+                    session.close()
+                    session = None
+        finally:
+            if session is not None:
+                session.close()
+
+    def _launch(self, driver, located: Located, attempts: int = 2) -> BrowserSession | str:
+        """Launch, retrying once (a display or port race can fail a first start); the error
+        text of the last attempt if none succeeded."""
+        error = ""
+        for _ in range(attempts):
+            try:
+                return driver.launch(located, headed=self.plan.headed, extra_args=self.plan.browser_args,
+                                     without_args=self.plan.without_browser_args)
+            except Exception as exc:
+                error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return error
+
+    def _run_cell(self, session: BrowserSession, cell: Cell, base_url: str) -> None:
+        state = self.store.cells[cell.cell]
+        state.last_sample_monotonic = time.monotonic()  # the start timeout counts from now, not from registration
+        cell.browser_version = session.version
+        self.progress("start", cell, {})
+        try:
+            session.open(f"{base_url}/web/runner.html?cell={cell.cell}")
+        except Exception as exc:
+            self._finish(cell, "failed", f"could not open the runner page: {str(exc).splitlines()[0]}")
+            return
+        ctx = ProbeContext(self.store, cell.cell, session, self.plan)
+        probes = [P(ctx) for P in PROBES if P.enabled(self.plan)]
+        started = []
+        seen_steps = 0
+        try:
+            for probe in probes:
+                probe.start()
+                started.append(probe)
+            while not state.finished.is_set():
+                session.pump(0.1)
+                now = time.monotonic()
+                for probe in started:
+                    probe.poll(now)
+                if state.steps != seen_steps:
+                    seen_steps = state.steps
+                    self.progress("step", cell, {"steps": seen_steps})
+                why = session.dead()
+                if why:
+                    self._finish(cell, "failed", f"{why}; {state.steps} steps were received and kept")
+                    return
+                idle = now - state.last_sample_monotonic
+                limit = self.plan.start_timeout_s if state.env is None else self.plan.step_timeout_s
+                if idle > limit:
+                    where = "before the worker reported" if state.env is None else (
+                        "before the first step" if state.last_step is None else f"after step {state.last_step}")
+                    self._finish(cell, "failed", f"timed out: no sample for {idle:.0f} s {where}")
+                    return
+        finally:
+            for probe in reversed(started):
+                try:
+                    probe.stop()
+                except Exception:  # a probe's failure to stop never hides the cell's outcome
+                    pass
+        self.record_env(cell, state.env)
+        if state.outcome == "done":
+            self._finish(cell, "ok", "")
+        elif state.outcome == "skip":
+            self._finish(cell, "skipped", state.reason)
+        else:
+            self._finish(cell, "failed", f"workload error: {state.reason}")
+
+    def record_env(self, cell: Cell, env: dict | None) -> None:
+        if not env:
+            return
+        a = env.get("adapter") or {}
+        parts = [a.get("vendor"), a.get("architecture")] if a.get("architecture") else [a.get("vendor"), a.get("description")]
+        cell.adapter = " ".join(x for x in parts if x)
+        cell.webgpu = env.get("webgpu", "")
+        if not cell.browser_version:  # serve: a browser we did not launch; its user agent says what it is
+            cell.browser_version = version_from_user_agent(env.get("user_agent", ""))
+
+    def _finish(self, cell: Cell, status: str, reason: str) -> None:
+        self.record_env(cell, self.store.cells[cell.cell].env)
+        cell.status, cell.reason = status, reason
+        self.store.append(cell.cell, [{"kind": "cell_status", "status": status, "reason": reason}])
+        self.write_manifest()
+        self.progress("end", cell, {"status": status, "reason": reason})

@@ -1,0 +1,148 @@
+"""One analysis pipeline from a run folder to every file analysis writes.
+
+::
+
+    run folder (manifest.json + samples.jsonl)          ← written by run / serve / merge / native
+        │ analyse(run_dir, budgets, baseline)
+        ▼
+    tables   → stats      → verdicts                      → report
+    (.csv)     (stats.*,     (budgets, junit.xml,            (report.html or
+                differences)  summary.md, compare.json)       compare.html)
+        │ write(analysis): each file once, in that order
+        ▼
+    out_dir (the run folder itself, or ``report -o DIR`` / ``compare -o DIR``)
+
+``run``, ``serve``, ``merge``, ``native`` (also ``--append``), ``report`` and ``compare`` all end
+here, so no folder keeps a stale ``stats.json``/``junit.xml``/``summary.md`` beside new data.
+Nothing here touches a browser: any run folder can be analysed again (Lighthouse's "audit saved
+artifacts").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from harness import stats as S
+from harness import tables as T
+from harness.report import render
+from harness.stats.run import Band, RunStats, chart_bands
+from harness.stats.workloads import compute_all
+from harness.store.runfolder import check_run_folder
+from harness.verdicts import budgets as B
+from harness.verdicts import ci_files
+from harness.verdicts.compare import Comparison, compare
+
+#: Files :func:`write` produces for a run folder, in the order they are written.
+RUN_FILES = ("summary.csv", "steps.csv", "memory.csv", "stats.json", "differences.csv", "stats.csv", "junit.xml",
+             "summary.md", "report.html")
+#: Files :func:`write` produces for a comparison.
+COMPARE_FILES = ("compare.json", "stats.json", "differences.csv", "junit.xml", "summary.md", "compare.html")
+
+
+@dataclass
+class Analysis:
+    """Everything derived from one run folder (and, for a comparison, a baseline run folder).
+
+    ``tables``: :class:`harness.tables.Tables`; ``stats``: :class:`harness.stats.run.RunStats`;
+    ``budgets``: :class:`harness.verdicts.budgets.BudgetResult` per budget; ``workloads``: the
+    numbers of workload sections by id (harness/stats/workloads/); ``bands``: per-token chart
+    bands by steps.csv column; ``comparison``: set when a baseline was given."""
+
+    run_dir: Path
+    out_dir: Path
+    tables: T.Tables
+    stats: RunStats
+    budgets: list[B.BudgetResult]
+    workloads: dict[str, dict] = field(default_factory=dict)
+    bands: dict[str, list[Band]] = field(default_factory=dict)
+    comparison: Comparison | None = None
+    baseline_dir: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed_budgets(self) -> list[B.BudgetResult]:
+        """The budgets that failed."""
+        return B.failed(self.budgets)
+
+
+def _names(a: Path, b: Path) -> tuple[str, str]:
+    names = (Path(a).resolve().name, Path(b).resolve().name)
+    return (f"A:{names[0]}", f"B:{names[1]}") if names[0] == names[1] else names
+
+
+def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | None = None,
+            out_dir: Path | None = None, warmup: int = S.DEFAULT_WARMUP) -> Analysis:
+    """Read ``run_dir`` and derive tables, statistics, workload numbers and budget verdicts.
+
+    With ``baseline`` (another run folder) the analysis is a comparison: B = ``run_dir``, A =
+    ``baseline`` (:func:`harness.verdicts.compare.compare`), and ``baseline`` budgets are checked
+    against A. ``out_dir`` defaults to ``run_dir``. Raises
+    :class:`harness.store.runfolder.RunFolderError` for a folder that is not a run and
+    :class:`harness.verdicts.compare.NoCommonCells` for runs with nothing in common."""
+    run_dir = Path(run_dir)
+    check_run_folder(run_dir)
+    t = T.build(run_dir)
+    out = Path(out_dir) if out_dir is not None else run_dir
+    if baseline is not None:
+        check_run_folder(baseline)
+        a_name, b_name = _names(baseline, run_dir)
+        c = compare(T.build(baseline), t, a_name, b_name, warmup, str(baseline), str(run_dir))
+        results = B.evaluate(list(budgets), c.b_stats, baseline=c.a_stats)
+        notes = [f"A: `{baseline}` ({c.a_manifest.get('created')}), B: `{run_dir}` ({c.b_manifest.get('created')})"]
+        notes += [f"⚑ {m.label}: environment differs: {'; '.join(m.env_differs)}" for m in c.matches if m.env_differs]
+        if c.only_a or c.only_b:
+            notes.append(f"unmatched: only in A: {', '.join(c.only_a) or 'none'}; only in B: {', '.join(c.only_b) or 'none'}")
+        return Analysis(run_dir, out, t, c.b_stats, results, comparison=c, baseline_dir=Path(baseline), notes=notes)
+    run = S.compute(t, warmup)
+    results = B.evaluate(list(budgets), run)
+    m = t.manifest
+    notes = [f"run `{run_dir.name}`: {len(m.get('cells', []))} cells, "
+             f"{(m.get('parameters') or {}).get('repeat', 1)} repetition(s)"]
+    if m.get("auto_sample"):
+        notes.append(f"auto-sample: {m['auto_sample']['reason']}")
+    bands = {col: chart_bands(run, col) for col in ("create_bind_group", "bind_groups_live", "wall_ms")}
+    return Analysis(run_dir, out, t, run, results, compute_all(t, run), bands, notes=notes)
+
+
+def write(analysis: Analysis) -> dict[str, Path]:
+    """Write every file of ``analysis`` into its ``out_dir``, each once, in the order tables →
+    stats → verdicts → report (:data:`RUN_FILES`, or :data:`COMPARE_FILES` for a comparison).
+    Returns file name → path."""
+    out = Path(analysis.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    if analysis.comparison is not None:
+        c = analysis.comparison
+        paths["compare.json"] = out / "compare.json"
+        paths["compare.json"].write_text(json.dumps({**c.to_dict(), "budgets": [r.to_dict() for r in analysis.budgets]},
+                                                    indent=2, default=str), encoding="utf-8")
+        for p in ci_files.write_stats(out, None, c.differences, analysis.budgets,
+                                      extra={"a": str(analysis.baseline_dir), "b": str(analysis.run_dir)}):
+            paths[p.name] = p
+        paths["junit.xml"] = ci_files.junit_xml(analysis.budgets, out / "junit.xml")
+        title = f"webgpu-harness compare: {c.b_name} vs {c.a_name}"
+        paths["summary.md"] = ci_files.write_markdown(
+            ci_files.markdown(title, None, c.differences, analysis.budgets, analysis.notes), out)
+        paths["compare.html"] = render.render_compare(c, out / "compare.html", analysis.budgets)
+        return paths
+    T.write(analysis.tables, out)
+    paths.update({n: out / n for n in ("summary.csv", "steps.csv", "memory.csv")})
+    for p in ci_files.write_stats(out, analysis.stats, budgets=analysis.budgets,
+                                  extra={"auto_sample": analysis.tables.manifest.get("auto_sample")}):
+        paths[p.name] = p
+    paths["junit.xml"] = ci_files.junit_xml(analysis.budgets, out / "junit.xml")
+    paths["summary.md"] = ci_files.write_markdown(
+        ci_files.markdown("webgpu-harness run", analysis.stats, analysis.stats.differences, analysis.budgets,
+                          analysis.notes), out)
+    paths["report.html"] = render.render(analysis, out)
+    return paths
+
+
+def analyse_and_write(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | None = None,
+                      out_dir: Path | None = None, warmup: int = S.DEFAULT_WARMUP) -> tuple[Analysis, dict[str, Path]]:
+    """:func:`analyse` then :func:`write`."""
+    a = analyse(run_dir, budgets, baseline, out_dir, warmup)
+    return a, write(a)

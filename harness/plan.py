@@ -1,0 +1,343 @@
+"""What a run measures, validated before anything launches.
+
+Flags and config become one :class:`RunPlan` here (tachometer's habit: one fully validated
+config before a browser starts). Every check raises :class:`PlanError` with one line naming
+what is wrong and the valid choices; only ``harness/cli/`` turns it into exit status 2.
+
+A *cell* (:class:`Cell`) is browser × workload × variant × profile × repetition; the plan lists
+them in round-robin order (:meth:`RunPlan.cells`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.workloads import ParameterError, Workload, discover
+
+
+class PlanError(ValueError):
+    """Bad input: the message is one line naming the option, the value and the valid choices."""
+
+
+#: The suite ``run`` measures when no --workload is given.
+DEFAULT_WORKLOADS = ["decode-loop"]
+#: Cell settings that have options of their own: --param may not set them.
+RESERVED_PARAMS = ("workload", "variant", "profile", "profileName", "tokens", "seed", "probes")
+#: Default sampling period of the per-process memory probe (s). USS reads every mapping,
+#: ~1–5 ms per Chromium process here.
+DEFAULT_MEMORY_INTERVAL_S = 0.25
+
+#: What the harness passes to installEmulatedWebGPU (web/emulation/webgpu-emulated.js) unless
+#: told otherwise. Only choices that differ from the emulation's own defaults live here (the
+#: memory model's bytesPerStage/pageBytes defaults are the JS module's: one source): WebKit's
+#: Metal limits on A14+ GPUs (internals.js, HardwareCapabilities.mm), which onnxruntime-web's
+#: kernels need (9+ storage buffers per stage).
+EMULATION_DEFAULTS: dict[str, Any] = {"limits": "webkit-apple7"}
+#: installEmulatedWebGPU options settable with --emulation-option (web/emulation/webgpu-emulated.js).
+EMULATION_OPTIONS = ("bytesPerStage", "pageBytes", "reportCostToJs", "retainWrappersUntilDone", "completion",
+                     "contents", "limits", "logUncapturedErrors", "argumentBytes")
+
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
+
+
+def split_names(values: Iterable[str] | None, option: str = "option") -> list[str]:
+    """Comma-separated, repeatable option values, de-duplicated in order. An option given but
+    naming nothing (``-w ""``) is an error, not "the default". Raises :class:`PlanError`."""
+    values = list(values or [])
+    out = list(dict.fromkeys(v.strip() for item in values for v in item.split(",") if v.strip()))
+    if values and not out:
+        raise PlanError(f"{option} names nothing")
+    return out
+
+
+def parse_bytes(text: str, option: str) -> int:
+    """``'2048MB'`` → 2_048_000_000 bytes (KB/MB/GB decimal, KiB/MiB/GiB binary; case-insensitive).
+    Raises :class:`PlanError`."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text or "")
+    unit = m.group(2).upper() if m else None
+    if not m or unit not in _UNITS:
+        raise PlanError(f"{option} {text!r} is not a size (valid units: B, KB, MB, GB, KiB, MiB, GiB)")
+    return int(float(m.group(1)) * _UNITS[unit])
+
+
+def parse_key_values(values: Iterable[str] | None, option: str) -> dict[str, str]:
+    """``KEY=VALUE`` items → ``{key: value}`` (strings, last one wins). Raises :class:`PlanError`
+    on an item without ``=`` or with an empty key."""
+    out: dict[str, str] = {}
+    for item in values or []:
+        if "=" not in item or not item.split("=", 1)[0].strip():
+            raise PlanError(f"{option} {item!r} is not KEY=VALUE")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v
+    return out
+
+
+def guess_scalar(text: str) -> Any:
+    """A CLI string as int, float, bool or str (for options without a declared type).
+    Raises :class:`PlanError` on NaN or infinity."""
+    try:
+        f = float(text)
+    except ValueError:
+        return {"true": True, "false": False}.get(text.lower(), text)
+    if not math.isfinite(f):
+        raise PlanError(f"{text!r}: value must be finite")
+    try:
+        return int(text)
+    except ValueError:
+        return f
+
+
+def emulation_options(values: Iterable[str] | None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``--emulation-option KEY=VALUE`` items (plus ``overrides``) over :data:`EMULATION_DEFAULTS`.
+    Raises :class:`PlanError` on an unknown key (naming the valid ones)."""
+    out = dict(EMULATION_DEFAULTS)
+    for key, value in parse_key_values(values, "--emulation-option").items():
+        if key not in EMULATION_OPTIONS:
+            raise PlanError(f"unknown --emulation-option {key!r} (valid: {', '.join(EMULATION_OPTIONS)})")
+        out[key] = guess_scalar(value)
+    out.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return out
+
+
+def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | None, profile: str | None
+                      ) -> tuple[list[Workload], dict[str, list[str]], dict[str, str | None]]:
+    """Validate workload, variant and profile names against ``workloads/``. Returns
+    ``(workloads, variants by workload, profile by workload)``. Raises :class:`PlanError`."""
+    all_wl = discover()
+    names = split_names(workload, "--workload") or DEFAULT_WORKLOADS
+    for n in names:
+        if n not in all_wl:
+            raise PlanError(f"unknown workload {n!r} (valid: {', '.join(sorted(all_wl))})")
+    wls = [all_wl[n] for n in names]
+    wanted = split_names(variant, "--variant")
+    variants: dict[str, list[str]] = {}
+    profiles: dict[str, str | None] = {}
+    for wl in wls:
+        if wanted:
+            bad = [v for v in wanted if v not in wl.variants]
+            if bad:
+                raise PlanError(f"unknown variant {bad[0]!r} for workload {wl.name} (valid: {', '.join(wl.variants)})")
+            variants[wl.name] = wanted
+        else:
+            variants[wl.name] = wl.variants_to_run()
+        if profile:
+            if wl.profiles and profile not in wl.profiles:
+                raise PlanError(f"unknown profile {profile!r} for workload {wl.name} (valid: {', '.join(wl.profiles)})")
+            profiles[wl.name] = profile if wl.profiles else None
+        else:
+            profiles[wl.name] = wl.default_profile
+    return wls, variants, profiles
+
+
+def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str, str | None]
+                   ) -> dict[str, dict[str, Any]]:
+    """``--param`` values → per-workload overrides, each typed by the workload's declaration
+    (workloads/README.md, "Parameters") or, for a profile dimension (``max_tokens``…), as a number.
+
+    A key applies to every selected workload that declares it; a key no selected workload
+    declares, a reserved key, or a value outside its declaration raises :class:`PlanError`
+    naming the valid keys or values."""
+    out: dict[str, dict[str, Any]] = {wl.name: {} for wl in wls}
+    for key, text in raw.items():
+        if key in RESERVED_PARAMS:
+            raise PlanError(f"--param {key} is set by its own option (--{key.lower()}); reserved: {', '.join(RESERVED_PARAMS)}")
+        applied = False
+        for wl in wls:
+            dims = wl.profiles.get(profiles.get(wl.name) or "", {})
+            if key in wl.parameters:
+                try:
+                    out[wl.name][key] = wl.parameters[key].coerce(text, f"--param {key}")
+                except ParameterError as exc:
+                    raise PlanError(f"{exc} for workload {wl.name}") from None
+                applied = True
+            elif key in dims:
+                value = guess_scalar(text)
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                    raise PlanError(f"--param {key} {text!r} is not a non-negative number (a dimension of profile "
+                                    f"{profiles[wl.name]} of {wl.name})")
+                out[wl.name][key] = value
+                applied = True
+        if not applied:
+            valid = sorted({k for wl in wls for k, p in wl.parameters.items() if not p.testing}
+                           | {k for wl in wls for k in wl.profiles.get(profiles.get(wl.name) or "", {})})
+            names = ", ".join(w.name for w in wls)
+            raise PlanError(f"unknown --param {key!r} for {names} (valid: {', '.join(valid) or 'none'})")
+    return out
+
+
+def check_kv_capacity(wls: list[Workload], profiles: dict[str, str | None], tokens: int,
+                      params: dict[str, dict[str, Any]]) -> None:
+    """Raise :class:`PlanError` when a profile's KV cache (``max_tokens``, after --param
+    overrides) cannot hold ``tokens`` positions, instead of failing every cell at that token."""
+    for wl in wls:
+        prof = wl.profiles.get(profiles.get(wl.name) or "", {})
+        cap = params.get(wl.name, {}).get("max_tokens", prof.get("max_tokens"))
+        if isinstance(cap, int) and tokens > cap:
+            raise PlanError(f"--tokens {tokens} exceeds {wl.name} profile {profiles[wl.name]}'s KV capacity "
+                            f"max_tokens={cap}; lower --tokens or raise it with --param max_tokens={tokens}")
+
+
+def engine_params(wls: list[Workload], profiles: dict[str, str | None], params: dict[str, dict[str, Any]],
+                  model: Path | None, ort_version: str | None) -> dict[str, Path]:
+    """For ort-decode: the onnxruntime-web install (``ortDist``/``ortVersion`` params) and a
+    ``--model``'s URL and external data. Updates ``params``/``profiles``; returns the extra
+    server roots (URL prefix → folder). Raises :class:`PlanError` for an engine or model that
+    cannot be used."""
+    from harness.engines import EngineError, find_ort, user_model
+
+    extra_roots: dict[str, Path] = {}
+    if not any(w.name == "ort-decode" for w in wls):
+        if model is not None or ort_version is not None:
+            raise PlanError("--model and --ort-version apply to the ort-decode workload (add --workload ort-decode)")
+        return extra_roots
+    mine = params.setdefault("ort-decode", {})
+    try:
+        ort = find_ort(ort_version)
+        mine.setdefault("ortDist", ort.dist_url)
+        mine.setdefault("ortVersion", ort.version)
+        if model is not None:
+            um = user_model(model)
+            prefix, folder = um.root
+            extra_roots[prefix] = folder
+            mine.update(model=um.url, externalData=um.external_data_param())
+            profiles["ort-decode"] = "model-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in um.path.stem)
+    except EngineError as exc:
+        raise PlanError(str(exc)) from None
+    return extra_roots
+
+
+def resolve_browsers(browser: Iterable[str] | None, browser_path: str | None) -> list[str]:
+    """Validate --browser names (default: every installed browser). Raises :class:`PlanError`
+    naming the valid browsers, or how to install a missing one."""
+    from harness.drive.base import BrowserNotFound
+    from harness.drive.registry import BROWSERS
+
+    browsers = [] if browser is None else split_names(browser, "--browser")
+    if browser_path and len(browsers) != 1:
+        raise PlanError("--browser-path needs exactly one --browser (it replaces that browser's executable)")
+    for b in browsers:
+        if b not in BROWSERS:
+            raise PlanError(f"unknown browser {b!r} (valid: {', '.join(BROWSERS)})")
+    if browsers:
+        for b in browsers:
+            try:
+                BROWSERS[b]().locate(browser_path)
+            except BrowserNotFound as exc:
+                raise PlanError(f"{b}: {exc}") from None
+        return browsers
+
+    def available(name: str) -> bool:
+        try:
+            BROWSERS[name]().locate(browser_path)
+            return True
+        except BrowserNotFound:
+            return False
+
+    browsers = [b for b in BROWSERS if available(b)]
+    if not browsers:
+        raise PlanError("no supported browser is installed; run `webgpu-harness doctor` for how to install one")
+    return browsers
+
+
+def check_new_run_dir(path: Path, option: str = "--output") -> Path:
+    """A folder a new run may be written to: not a file, not under a file, not holding a run.
+    Raises :class:`PlanError`."""
+    path = Path(path)
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            raise PlanError(f"{option} {path}: {p} is a file; give a folder")
+        if p.exists():
+            break
+    if (path / "samples.jsonl").exists() or (path / "manifest.json").exists():
+        raise PlanError(f"{path} already holds a run; choose another {option}")
+    return path
+
+
+def check_range(value: float, lo: float, hi: float, option: str) -> None:
+    """Raise :class:`PlanError` unless ``lo <= value <= hi`` and ``value`` is finite."""
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and lo <= value <= hi):
+        raise PlanError(f"{option} must be between {lo:g} and {hi:g} (got {value})")
+
+
+@dataclass
+class Cell:
+    """One measured combination. ``status``: pending → ok / failed / skipped."""
+
+    cell: str
+    browser: str
+    workload: str
+    variant: str
+    profile: str | None
+    tokens: int
+    repetition: int = 0
+    seed: int = 1
+    params: dict[str, Any] = field(default_factory=dict)
+    browser_version: str = ""
+    adapter: str = ""
+    webgpu: str = ""
+    status: str = "pending"
+    reason: str = ""
+
+
+@dataclass
+class RunPlan:
+    """What to run. ``variants``/``profiles`` map workload name → chosen names; ``params`` is
+    the ``--param`` values as given (recorded in the manifest), ``workload_params`` the typed
+    overrides each workload gets (:func:`resolve_params`, plus engine settings)."""
+
+    browsers: list[str]
+    workloads: list[Workload]
+    variants: dict[str, list[str]]
+    profiles: dict[str, str | None]
+    tokens: int = 64
+    seed: int = 1
+    params: dict[str, Any] = field(default_factory=dict)
+    workload_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    repeat: int = 1
+    headed: bool = False
+    browser_path: str | None = None
+    browser_args: list[str] = field(default_factory=list)
+    #: extra folders the server serves: URL prefix → folder (e.g. a --model's folder)
+    extra_roots: dict[str, Path] = field(default_factory=dict)
+    without_browser_args: list[str] = field(default_factory=list)
+    memory_interval_s: float = DEFAULT_MEMORY_INTERVAL_S
+    heap_interval_s: float = 1.0
+    start_timeout_s: float = 90.0
+    step_timeout_s: float = 120.0
+    probes: bool = True
+    webgpu: str = "auto"  # auto | real | emulated
+    #: options of installEmulatedWebGPU (web/emulation/webgpu-emulated.js): memory model and limits
+    emulation_options: dict[str, Any] = field(default_factory=lambda: dict(EMULATION_DEFAULTS))
+    #: bytes; marks the token at which the content process would exceed it (iOS jetsam)
+    memory_budget_bytes: int | None = None
+
+    def cells(self) -> list[Cell]:
+        """Every cell, per browser in round-robin order: repetition r of every workload × variant
+        before repetition r+1 (r0 fresh, r0 reuse, r1 fresh, r1 reuse…), so drift during a
+        browser's session hits every variant alike."""
+        return [c for browser in self.browsers for rep in range(self.repeat)
+                for c in self.repetition_cells(browser, rep)]
+
+    def repetition_cells(self, browser: str, rep: int) -> list[Cell]:
+        """Repetition ``rep`` of every workload × variant of ``browser``."""
+        out = []
+        for wl in self.workloads:
+            for variant in self.variants[wl.name]:
+                profile = self.profiles.get(wl.name)
+                cid = f"{browser}.{wl.name}.{variant}.{profile or 'default'}.r{rep}"
+                out.append(Cell(cid, browser, wl.name, variant, profile, self.tokens, rep, self.seed,
+                                {**wl.defaults(), **self.workload_params.get(wl.name, {})}))
+        return out
+
+    def parameters(self) -> dict[str, Any]:
+        """The manifest's ``parameters`` block (RESULTS.md)."""
+        return {"browsers": self.browsers, "workloads": [w.name for w in self.workloads], "variants": self.variants,
+                "profiles": self.profiles, "tokens": self.tokens, "seed": self.seed, "params": self.params,
+                "repeat": self.repeat, "headed": self.headed, "browser_args": self.browser_args,
+                "without_browser_args": self.without_browser_args, "probes": self.probes, "webgpu": self.webgpu,
+                "emulation_options": self.emulation_options, "memory_budget_bytes": self.memory_budget_bytes,
+                "memory_interval_s": self.memory_interval_s, "step_timeout_s": self.step_timeout_s}

@@ -1,0 +1,90 @@
+"""Per-process memory of the browser under test, sampled from the harness with psutil.
+
+Every ``memory_interval_s`` (plan setting) a sampler thread reads RSS and (where psutil can:
+Linux ``/proc/<pid>/smaps``) USS of each browser process and records one ``process_memory``
+sample per process, labelled with the process type the driver gives (Chrome's ``--type``,
+WebKit's process name) and the token the cell had reached. The list of processes comes from the
+driver (``session.processes()``), refreshed once a second from the runner's thread in
+:meth:`ProcessMemoryProbe.poll` (drivers are not thread-safe).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import psutil
+
+from harness.drive.base import ProcessInfo
+from harness.probe.base import Probe, ProbeContext
+
+#: Seconds between refreshes of the process list from the driver.
+REFRESH_S = 1.0
+
+
+class ProcessMemoryProbe(Probe):
+    """Samples the session's processes every ``interval_s`` on a thread of its own."""
+
+    name = "process_memory"
+
+    def __init__(self, ctx: ProbeContext, with_uss: bool = True):
+        super().__init__(ctx)
+        self.interval_s = float(getattr(ctx.settings, "memory_interval_s", 0.25))
+        self.with_uss = with_uss
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"memory-{ctx.cell}", daemon=True)
+        self._procs: dict[int, psutil.Process] = {}
+        self._snapshot: list[ProcessInfo] = []
+        self._lock = threading.Lock()
+        self._last_refresh = 0.0
+
+    def refresh(self, infos: list[ProcessInfo]) -> None:
+        """Give the sampler the current process list (called from the driver's thread)."""
+        with self._lock:
+            self._snapshot = infos
+
+    def start(self) -> None:
+        self.refresh(self.ctx.session.processes())
+        self._thread.start()
+
+    def poll(self, now: float) -> None:
+        if now - self._last_refresh > REFRESH_S:
+            self.refresh(self.ctx.session.processes())
+            self._last_refresh = now
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def sample_once(self) -> int:
+        """Record one sample per live process; returns how many were recorded."""
+        with self._lock:
+            infos = list(self._snapshot)
+        token = self.ctx.token()
+        now = round(self.ctx.store.elapsed_s(), 4)  # one timestamp per round, so rounds group
+        out = []
+        for info in infos:
+            proc = self._procs.get(info.pid)
+            if proc is None:
+                try:
+                    proc = self._procs[info.pid] = psutil.Process(info.pid)
+                except psutil.Error:
+                    continue
+            try:
+                if self.with_uss:
+                    mem = proc.memory_full_info()
+                    rss, uss = mem.rss, getattr(mem, "uss", None)
+                else:
+                    rss, uss = proc.memory_info().rss, None
+            except psutil.Error:
+                continue
+            out.append({"kind": "process_memory", "source": "psutil", "process_type": info.process_type,
+                        "pid": info.pid, "rss_bytes": rss, "uss_bytes": uss,
+                        "time_s": now, "token": token})
+        self.ctx.record(out)
+        return len(out)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.sample_once()
+            self._stop.wait(self.interval_s)

@@ -1,0 +1,127 @@
+"""The one formatter: how every number, interval, difference and provenance label is written for
+people — in report.html, compare.html, summary.md, budget messages and the console.
+
+Rules: ``—`` for a missing value (None or NaN); byte quantities in binary units (KiB, MiB, GiB,
+3 significant digits, the rest of the unit kept: ``MiB/token``); other numbers to 4
+significant digits, with thousands separators from 100,000 up.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+MISSING = "—"
+_BINARY = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+
+
+def missing(v: Any) -> bool:
+    """True for None, NaN and pandas' NA."""
+    if v is None:
+        return True
+    try:
+        return bool(v != v)  # NaN, pd.NA-like
+    except (TypeError, ValueError):
+        return False
+
+
+def number(v: Any, digits: int = 4) -> str:
+    """``12.35``, ``1,234,567``; non-numbers as ``str(v)``; :data:`MISSING` when missing."""
+    if missing(v):
+        return MISSING
+    if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+        return str(v)
+    f = float(v)
+    if not math.isfinite(f):
+        return MISSING
+    if abs(f) >= 1e5 or (f == int(f) and abs(f) >= 1000):
+        return f"{f:,.0f}"
+    return f"{f:.{digits}g}"
+
+
+def value(v: Any, unit: str = "") -> str:
+    """A measured value in ``unit``: bytes in KiB/MiB/GiB (``1.5 MiB/token``), else :func:`number`."""
+    if missing(v):
+        return MISSING
+    if "bytes" in unit and abs(float(v)) >= 1024:
+        for div, name in _BINARY:
+            if abs(float(v)) >= div:
+                return f"{float(v) / div:.3g} {name}{unit.replace('bytes', '')}"
+    return number(v)
+
+
+def mib(v: Any) -> str:
+    """Bytes as MiB with one decimal (``1,234.5``), for table columns headed "MiB"."""
+    return MISSING if missing(v) else f"{float(v) / 2**20:,.1f}"
+
+
+def estimate(e: Any) -> str:
+    """``9.28 [8.50, 12.0]``: point estimate and 95% CI of a
+    :class:`harness.stats.run.Estimate` (or its dict); the point alone without a CI or when every
+    sample was equal (``exact``)."""
+    if e is None:
+        return MISSING
+    d = e.to_dict() if hasattr(e, "to_dict") else e
+    unit = d.get("unit", "")
+    ci = ("" if d.get("ci_low") is None or d.get("ci_method") == "exact"
+          else f" [{value(d['ci_low'], unit)}, {value(d['ci_high'], unit)}]")
+    return f"{value(d.get('value'), unit)}{ci}"
+
+
+def signed(v: float, unit: str = "") -> str:
+    """``+1.25`` / ``-3.5 KiB``: a difference with its sign."""
+    return ("+" if v >= 0 else "-") + value(abs(v), unit if "bytes" in unit else "")
+
+
+def diff(d: Any) -> str:
+    """``-1.11 ms [-3.24, +1.96] (-10.7% [-26.3%, +18.8%])`` for a
+    :class:`harness.stats.run.Difference`; no interval when it is a point (every sample equal)."""
+    if d.diff is None:
+        return MISSING
+    ci = "" if d.diff_low is None or d.diff_low == d.diff_high else f" [{signed(d.diff_low, d.unit)}, {signed(d.diff_high, d.unit)}]"
+    rel = ""
+    if d.rel is not None:
+        rci = ("" if d.rel_low is None or d.rel_low == d.rel_high
+               else f" [{d.rel_low * 100:+.1f}%, {d.rel_high * 100:+.1f}%]")
+        rel = f" ({d.rel * 100:+.1f}%{rci})"
+    unit = "" if "bytes" in d.unit and abs(d.diff) >= 1024 else f" {d.unit}"
+    return f"{signed(d.diff, d.unit)}{unit}{ci}{rel}"
+
+
+def interval(lo: Any, hi: Any, unit: str = "") -> str:
+    """`` [lo, hi]`` (leading space), or empty when there is no interval or it is a point."""
+    return "" if missing(lo) or lo == hi else f" [{value(lo, unit)}, {value(hi, unit)}]"
+
+
+def provenance(row: Any) -> str:
+    """Where a number came from: ``chromium 156 · google swiftshader · real WebGPU`` (a summary
+    row or manifest cell: browser, browser_version, adapter, webgpu, machine when merged)."""
+    def known(v) -> bool:
+        return not missing(v) and str(v) != ""
+
+    version = str(row.get("browser_version")) if known(row.get("browser_version")) else ""
+    if row.get("browser") == "chromium":
+        version = version.split(".")[0]
+    webgpu = row.get("webgpu") if known(row.get("webgpu")) else "?"
+    label = "emulated WebGPU (modeled native memory)" if webgpu == "emulated" else f"{webgpu} WebGPU"
+    adapter = row.get("adapter") if known(row.get("adapter")) else "no adapter"
+    machine = f"{row.get('machine')}: " if known(row.get("machine")) else ""  # merged runs
+    return f"{machine}{row.get('browser')} {version} · {adapter} · {label}"
+
+
+def mean_interval(t: Any, unit: str = "") -> str:
+    """``12.3 [10.1, 14.5] (n=7)`` from a ``(mean, low, high, n)`` tuple
+    (:func:`harness.stats.estimators.mean_t_ci`); ``12.3 (n=1)`` without an interval."""
+    if not t or missing(t[0]):
+        return MISSING
+    m, lo, hi, n = t
+    if missing(lo):
+        return f"{number(m)}{unit} (n={n})"
+    return f"{number(m)}{unit} [{number(lo)}, {number(hi)}] (n={n})"
+
+
+def share(part: Any, total: Any) -> str:
+    """``3.21 (42%)``: a part and its share of ``total``."""
+    if missing(part):
+        return MISSING
+    return f"{number(part)} ({100 * float(part) / float(total):.0f}%)" if total else number(part)

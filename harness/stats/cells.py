@@ -1,0 +1,189 @@
+"""A run's cells as analysis sees them: group keys, per-cell rows, and the per-token,
+per-repetition and growth series each metric is computed from.
+
+A *cell* is one browser context running one workload variant for ``tokens`` tokens
+(``repetition`` r). A *group* is every cell of the same machine × browser × workload × variant
+× profile × parameters, i.e. the repetitions of one configuration.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from harness.stats.metrics import CELL_STEP_METRICS, STEP_SLOPES, TOKEN_METRICS
+
+#: Default warm-up: token 0 is excluded (RESULTS.md: "tokens after the first").
+DEFAULT_WARMUP = 1
+
+
+# ----------------------------------------------------------------------------------------------
+# groups and cells
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    """Identity of a group. ``params`` is the cell's parameters as sorted JSON; ``machine`` is
+    empty in a single run and the source label in a merged run (``webgpu-harness merge``)."""
+
+    browser: str
+    workload: str
+    variant: str
+    profile: str
+    params: str = "{}"
+    machine: str = ""
+
+    @property
+    def label(self) -> str:
+        """``chromium/decode-loop/fresh@tiny`` (``machine:`` prefix when merged)."""
+        base = f"{self.browser}/{self.workload}/{self.variant}@{self.profile}"
+        return f"{self.machine}:{base}" if self.machine else base
+
+    def with_variant(self, variant: str) -> "GroupKey":
+        """The same key with another variant (a budget's reference)."""
+        return GroupKey(self.browser, self.workload, variant, self.profile, self.params, self.machine)
+
+    @property
+    def family(self) -> tuple:
+        """Everything but the variant: cells whose variants are compared with each other."""
+        return (self.machine, self.browser, self.workload, self.profile, self.params)
+
+
+@dataclass
+class CellData:
+    """One cell's rows. ``env``: browser_version, adapter, webgpu (and machine facts if merged)."""
+
+    cell: str
+    key: GroupKey
+    repetition: int
+    status: str
+    reason: str
+    env: dict
+    steps: pd.DataFrame
+    memory: pd.DataFrame
+
+
+def group_key(cell: dict) -> GroupKey:
+    """The :class:`GroupKey` of a manifest ``cells`` entry."""
+    params = {k: v for k, v in (cell.get("params") or {}).items()}
+    return GroupKey(str(cell.get("browser")), str(cell.get("workload")), str(cell.get("variant")),
+                    str(cell.get("profile") or "default"), json.dumps(params, sort_keys=True, default=str),
+                    str(cell.get("machine") or ""))
+
+
+def cells_of(tables) -> list[CellData]:
+    """Every manifest cell of a :class:`harness.tables.Tables` with its steps and memory rows."""
+    steps = tables.steps.groupby("cell") if len(tables.steps) else None
+    memory = tables.memory.groupby("cell") if len(tables.memory) else None
+    out = []
+    for c in tables.manifest.get("cells", []):
+        cid = c["cell"]
+        st = steps.get_group(cid) if steps is not None and cid in steps.groups else tables.steps.iloc[0:0]
+        mem = memory.get_group(cid) if memory is not None and cid in memory.groups else tables.memory.iloc[0:0]
+        env = {k: c.get(k) or "" for k in ("browser_version", "adapter", "webgpu", "machine", "os", "cpu")}
+        out.append(CellData(cid, group_key(c), int(c.get("repetition") or 0), c.get("status", ""),
+                            c.get("reason", ""), env, st.sort_values("step"), mem))
+    return out
+
+
+def groups_of(cells: Iterable[CellData]) -> dict[GroupKey, list[CellData]]:
+    """Cells by group, in first-seen order (the plan's order)."""
+    out: dict[GroupKey, list[CellData]] = {}
+    for c in cells:
+        out.setdefault(c.key, []).append(c)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# per-cell extraction
+
+
+def token_values(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> np.ndarray:
+    """Per-token values (float array, shape (tokens - warmup,)) of a ``token`` metric."""
+    column = TOKEN_METRICS[metric][0] if metric in TOKEN_METRICS else metric
+    s = cell.steps
+    if column not in s:
+        return np.array([], dtype=float)
+    return s.loc[s["step"] >= warmup, column].dropna().to_numpy(dtype=float)
+
+
+def _memory_rounds(mem: pd.DataFrame) -> pd.DataFrame:
+    """psutil samples → one row per sampling round: columns ``token``, ``time_s`` and one total
+    RSS column per process type plus ``all``. A round ends when a pid is seen again."""
+    rows: list[dict] = []
+    seen: set = set()
+    cur: dict = {}
+    for r in mem.itertuples(index=False):
+        if r.pid in seen:
+            rows.append(cur)
+            seen, cur = set(), {}
+        seen.add(r.pid)
+        cur.setdefault("token", r.token)
+        cur.setdefault("time_s", r.time_s)
+        cur[r.process_type] = cur.get(r.process_type, 0.0) + float(r.rss_bytes)
+        cur["all"] = cur.get("all", 0.0) + float(r.rss_bytes)
+    if cur:
+        rows.append(cur)
+    return pd.DataFrame(rows)
+
+
+def _rss(cell: CellData) -> pd.DataFrame:
+    mem = cell.memory
+    if not len(mem):
+        return pd.DataFrame()
+    return _memory_rounds(mem[(mem["source"] == "psutil") & mem["rss_bytes"].notna()])
+
+
+def cell_value(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> float | None:
+    """A ``cell`` metric of one cell, or ``None`` when the cell has no data for it.
+    Peaks use every sample from token ``warmup - 1`` on (the whole cell by default)."""
+    if metric in CELL_STEP_METRICS:
+        column, how, _ = CELL_STEP_METRICS[metric]
+        s = cell.steps
+        vals = s.loc[s["step"] >= warmup - 1, column].dropna() if column in s else pd.Series(dtype=float)
+        if not len(vals):
+            return None
+        return float(vals.max() if how == "max" else vals.iloc[-1])
+    since = warmup - 1
+    if metric == "js_heap_bytes_max":
+        m = cell.memory
+        m = m[(m["source"] == "cdp") & m["js_heap_bytes"].notna()] if len(m) else m
+        m = m[m["token"].fillna(-1) >= since] if since > 0 and len(m) else m
+        return float(m["js_heap_bytes"].max()) if len(m) else None
+    if metric.startswith("peak_rss_bytes_"):
+        ptype = metric[len("peak_rss_bytes_"):]
+        rounds = _rss(cell)
+        if since > 0 and len(rounds):
+            rounds = rounds[rounds["token"].fillna(-1) >= since]
+        if ptype not in rounds or not rounds[ptype].notna().any():
+            return None
+        # as summary.csv: per sampling round, the RSS summed over that type's processes
+        return float(rounds[ptype].max())
+    raise KeyError(metric)
+
+
+def slope_series(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> tuple[np.ndarray, np.ndarray]:
+    """(token, value) arrays of a ``slope`` metric for one cell, tokens ≥ ``warmup``."""
+    if metric in STEP_SLOPES:
+        column = STEP_SLOPES[metric][0]
+        s = cell.steps
+        if column not in s:
+            return np.array([]), np.array([])
+        s = s[(s["step"] >= warmup) & s[column].notna()]
+        return s["step"].to_numpy(float), s[column].to_numpy(float)
+    if metric == "js_heap_growth_bytes_per_token":
+        m = cell.memory
+        if not len(m):
+            return np.array([]), np.array([])
+        m = m[(m["source"] == "cdp") & m["js_heap_bytes"].notna() & (m["token"].fillna(-1) >= warmup)]
+        return m["token"].to_numpy(float), m["js_heap_bytes"].to_numpy(float)
+    ptype = metric[len("rss_growth_bytes_per_token_"):]
+    rounds = _rss(cell)
+    if ptype not in rounds or "token" not in rounds:
+        return np.array([]), np.array([])
+    rounds = rounds[(rounds["token"].fillna(-1) >= warmup) & rounds[ptype].notna()]
+    return rounds["token"].to_numpy(float), rounds[ptype].to_numpy(float)

@@ -1,0 +1,100 @@
+"""The metric catalog: every metric a run can be summarised by, its kind and unit.
+
+Three kinds of metric (:func:`metric_kind`):
+    ``token``  one value per token after the warm-up (``ms_per_token``, ``bind_groups_per_token``…);
+    ``cell``   one value per repetition (``live_bind_groups_max``, ``peak_rss_bytes_<type>``…);
+    ``slope``  growth per token (``live_bind_groups_growth_per_token``, ``rss_growth_bytes_per_token_<type>``).
+How each is estimated: harness/stats/run.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Per-token metrics: name → (steps.csv column, unit).
+TOKEN_METRICS: dict[str, tuple[str, str]] = {
+    "ms_per_token": ("wall_ms", "ms"),
+    "cpu_ms_per_token": ("cpu_ms", "ms"),
+    "bind_groups_per_token": ("create_bind_group", "calls"),
+    "dispatches_per_token": ("dispatch_workgroups", "calls"),
+    "submits_per_token": ("submit", "calls"),
+    "write_buffers_per_token": ("write_buffer", "calls"),
+    "write_buffer_bytes_per_token": ("write_buffer_bytes", "bytes"),
+    "buffers_created_per_token": ("create_buffer", "calls"),
+}
+#: Per-cell metrics from steps.csv: name → (column, reducer, unit).
+#: ``modeled_native_*``: emulated WebGPU's memory model (tables.EMULATION_COLUMNS); absent when real.
+CELL_STEP_METRICS: dict[str, tuple[str, str, str]] = {
+    "live_bind_groups_max": ("bind_groups_live", "max", "bind groups"),
+    "live_bind_groups_end": ("bind_groups_live", "last", "bind groups"),
+    "live_buffers_max": ("buffers_live", "max", "buffers"),
+    "modeled_native_bytes_max": ("modeled_native_bytes", "max", "bytes"),
+}
+#: Growth slopes from steps.csv: name → (column, unit).
+STEP_SLOPES: dict[str, tuple[str, str]] = {
+    "live_bind_groups_growth_per_token": ("bind_groups_live", "bind groups/token"),
+    "live_buffers_growth_per_token": ("buffers_live", "buffers/token"),
+    "modeled_native_growth_bytes_per_token": ("modeled_native_bytes", "bytes/token"),
+}
+#: Metrics whose name carries a process type (Chrome's ``--type``) or ``all``.
+PATTERN_METRICS = {
+    "peak_rss_bytes_": ("cell", "bytes"),
+    "rss_growth_bytes_per_token_": ("slope", "bytes/token"),
+}
+OTHER_METRICS = {"js_heap_bytes_max": ("cell", "bytes"), "js_heap_growth_bytes_per_token": ("slope", "bytes/token")}
+#: Statistics a budget may name; ``pNN`` is the NN-th percentile.
+STATS = ("median", "mean", "min", "max")
+#: Metrics shown first in tables, in this order.
+HEADLINE = ["ms_per_token", "bind_groups_per_token", "dispatches_per_token", "submits_per_token",
+            "live_bind_groups_max", "live_bind_groups_growth_per_token", "rss_growth_bytes_per_token_all"]
+
+
+def metric_kind(name: str) -> str | None:
+    """``token``, ``cell`` or ``slope`` for a metric name, ``None`` if unknown.
+    ``extra_<name>`` (a workload's own per-step number) is a ``token`` metric."""
+    if name in TOKEN_METRICS or re.fullmatch(r"extra_[a-z0-9_]+", name):
+        return "token"
+    if name in CELL_STEP_METRICS:
+        return "cell"
+    if name in STEP_SLOPES:
+        return "slope"
+    if name in OTHER_METRICS:
+        return OTHER_METRICS[name][0]
+    for prefix, (kind, _) in PATTERN_METRICS.items():
+        if name.startswith(prefix) and re.fullmatch(r"[A-Za-z0-9_-]+", name[len(prefix):]):  # WebKitWebProcess
+            return kind
+    return None
+
+
+def deterministic(name: str) -> bool:
+    """Whether equal repetitions of a metric mean it has no noise (WebGPU call counts, live
+    objects, modeled bytes), so a difference between two all-equal samples is exact. Times and
+    measured memory (RSS, JS heap) are never treated so: all-equal samples there give no CI."""
+    return not (name in ("ms_per_token", "cpu_ms_per_token") or name.startswith(("peak_rss_bytes_", "rss_growth_", "js_heap_")))
+
+
+def metric_unit(name: str) -> str:
+    """Unit of a metric (``ms``, ``calls``, ``bytes``, ``bytes/token``…)."""
+    for table in (TOKEN_METRICS, STEP_SLOPES):
+        if name in table:
+            return table[name][1]
+    if name in CELL_STEP_METRICS:
+        return CELL_STEP_METRICS[name][2]
+    if name in OTHER_METRICS:
+        return OTHER_METRICS[name][1]
+    for prefix, (_, unit) in PATTERN_METRICS.items():
+        if name.startswith(prefix):
+            return unit
+    return "" if not name.startswith("extra_") else "value"
+
+
+def valid_metric_names() -> list[str]:
+    """Names for error messages (patterned names shown with ``<type>``)."""
+    return [*TOKEN_METRICS, "extra_<name>", *CELL_STEP_METRICS, *STEP_SLOPES, *OTHER_METRICS,
+            "peak_rss_bytes_<process type|all>", "rss_growth_bytes_per_token_<process type|all>"]
+
+
+def default_stat(metric: str) -> str:
+    """The statistic a metric's headline value (and a budget without ``stat(...)``) uses."""
+    kind = metric_kind(metric)
+    return {"token": "median", "cell": "mean", "slope": "slope"}.get(kind or "", "median")

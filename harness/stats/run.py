@@ -1,0 +1,404 @@
+"""Statistics of a run: per-metric estimates with 95% confidence intervals, differences between
+variants and memory growth slopes (intervals from harness/stats/estimators.py).
+
+Units of data
+    A *cell* is one browser context running one workload variant for ``tokens`` tokens
+    (``repetition`` r). A *group* is every ``ok`` cell of the same machine × browser × workload
+    × variant × profile × parameters, i.e. the repetitions of one configuration.
+
+Three kinds of metric (:data:`TOKEN_METRICS`, :func:`metric_kind`):
+    ``token``  one value per token after the warm-up (``ms_per_token``, ``bind_groups_per_token``…),
+               pooled over the group's repetitions. Point estimate: the median (robust to GC
+               pauses, and what ``summary.csv`` reports); also the mean. 95% CI by bootstrap over
+               tokens: BCa for the mean, percentile for the median and other quantiles.
+    ``cell``   one value per repetition (``live_bind_groups_max``, ``peak_rss_bytes_<type>``).
+               Point estimate: the mean over repetitions, CI by Student's t (needs ≥ 2 repetitions).
+    ``slope``  growth per token (``live_bind_groups_growth_per_token``,
+               ``rss_growth_bytes_per_token_<type>``): one Theil–Sen fit over the group's series, each
+               repetition centred on its own median first so offsets between contexts don't count
+               as growth; CI from Sen's method (``theilslopes``' ``low_slope``/``high_slope``).
+
+Warm-up: tokens ``0 .. warmup-1`` are discarded (default 1: token 0 compiles pipelines and fills
+caches, the same rule as ``summary.csv``). A budget's ``after token N`` sets ``warmup = N + 1``.
+
+Caveat, stated in the report: tokens of one context are not independent draws, so a token-level
+CI describes the run's tokens; repetitions in fresh contexts (``--repeat``, round-robin across
+variants) are what make drift and context-to-context variation show up in it.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+
+import numpy as np
+from scipy import stats as sps
+
+from harness.stats.cells import (DEFAULT_WARMUP, CellData, GroupKey, cell_value, cells_of, groups_of, slope_series,
+                                 token_values)
+from harness.stats.estimators import (BCA_MAX_N, CONFIDENCE, N_RESAMPLES, SEED, boot, bootstrap_ci, stat_fn,
+                                      t_ci, theil_sen)
+from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, OTHER_METRICS, STEP_SLOPES, TOKEN_METRICS,
+                                   default_stat, deterministic, metric_kind, metric_unit)
+
+
+
+@dataclass
+class Estimate:
+    """A metric of one group. ``value`` is the point estimate of ``stat`` (``median`` for token
+    metrics, ``mean`` over repetitions for cell metrics, ``slope`` for slopes); ``ci_low`` /
+    ``ci_high`` its 95% interval (``None`` where none applies, e.g. one repetition of a cell
+    metric, or ``max``); ``ci_method`` says how: ``bootstrap-bca``, ``bootstrap-percentile``,
+    ``t``, ``theil-sen``, ``exact`` (every sample equal) or ``none``. ``n``: samples (tokens,
+    repetitions or fitted points); ``n_reps``: repetitions (cells) that contributed."""
+
+    metric: str
+    kind: str
+    unit: str
+    stat: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str
+    n: int
+    n_reps: int
+    median: float | None = None
+    mean: float | None = None
+    warmup: int = DEFAULT_WARMUP
+    per_rep: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (non-finite numbers as ``None``)."""
+        return {k: clean(v) for k, v in asdict(self).items()}
+
+
+def clean(v):
+    """A value made JSON-ready: numpy scalars as Python numbers, non-finite floats as None."""
+    if isinstance(v, (np.floating, float)):
+        return None if not math.isfinite(float(v)) else float(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, list):
+        return [clean(x) for x in v]
+    return v
+
+
+def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, stat: str | None = None,
+             confidence: float = CONFIDENCE) -> Estimate | None:
+    """:class:`Estimate` of ``metric`` over ``cells`` (one group's ok cells), or ``None`` when
+    no cell has data for it. ``stat`` defaults to :func:`default_stat`. Raises ``KeyError`` for
+    an unknown metric, ``ValueError`` for an unknown stat."""
+    kind = metric_kind(metric)
+    if kind is None:
+        raise KeyError(metric)
+    stat = stat or default_stat(metric)
+    unit = metric_unit(metric)
+    if kind == "token":
+        per = [token_values(c, metric, warmup) for c in cells]
+        per = [p for p in per if len(p)]
+        if not per:
+            return None
+        x = np.concatenate(per)
+        lo, hi, how = bootstrap_ci(x, stat, confidence)
+        return Estimate(metric, kind, unit, stat, float(stat_fn(stat)(x)), lo, hi, how, len(x), len(per),
+                        float(np.median(x)), float(np.mean(x)), warmup,
+                        [float(stat_fn(stat)(p)) for p in per])
+    if kind == "cell":
+        vals = [v for v in (cell_value(c, metric, warmup) for c in cells) if v is not None]
+        if not vals:
+            return None
+        x = np.asarray(vals)
+        if stat == "mean":
+            lo, hi, how = t_ci(x, confidence)
+        elif stat in ("min", "max"):
+            lo, hi, how = None, None, "none"
+        else:
+            lo, hi, how = bootstrap_ci(x, stat, confidence) if len(x) >= 5 else (None, None, "none")
+        return Estimate(metric, kind, unit, stat, float(stat_fn(stat)(x)), lo, hi, how, len(x), len(x),
+                        float(np.median(x)), float(np.mean(x)), warmup, [float(v) for v in vals])
+    # slope: one fit over every repetition, each centred on its own median
+    xs, ys, per = [], [], []
+    for c in cells:
+        x, y = slope_series(c, metric, warmup)
+        if len(x) >= 2:
+            xs.append(x)
+            ys.append(y - np.median(y))
+            per.append(theil_sen(x, y, confidence)[0])
+    if not xs:
+        return None
+    slope, lo, hi, n = theil_sen(np.concatenate(xs), np.concatenate(ys), confidence)
+    if slope is None:
+        return None
+    pooled = np.concatenate(ys)
+    how = "none" if lo is None else ("exact" if np.all(pooled == pooled[0]) else "theil-sen")
+    return Estimate(metric, kind, unit, "slope", slope, lo, hi, how, n, len(xs), None, None, warmup, per)
+
+
+# ----------------------------------------------------------------------------------------------
+# differences
+
+
+@dataclass
+class Difference:
+    """``b`` minus ``a`` for one metric: ``diff`` = value(b) − value(a) in the metric's unit with
+    its 95% CI, ``rel`` = value(b) / value(a) − 1 with its CI (``None`` when value(a) is 0).
+    ``significant``: the diff CI excludes 0 (``None`` when there is no CI). ``a`` / ``b`` are
+    group labels; ``ci_method`` as in :class:`Estimate` (``welch-t`` for cell metrics,
+    ``theil-sen-combined`` for slopes: the two fits' half-widths added in quadrature, an
+    approximation)."""
+
+    metric: str
+    unit: str
+    stat: str
+    a: str
+    b: str
+    a_value: float | None
+    b_value: float | None
+    diff: float | None
+    diff_low: float | None
+    diff_high: float | None
+    rel: float | None
+    rel_low: float | None
+    rel_high: float | None
+    ci_method: str
+    significant: bool | None
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (non-finite numbers as ``None``)."""
+        return {k: clean(v) for k, v in asdict(self).items()}
+
+
+def _rel(b: float, a: float) -> float | None:
+    return None if a == 0 else b / a - 1
+
+
+def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP,
+               stat: str | None = None, confidence: float = CONFIDENCE, a_label: str = "a",
+               b_label: str = "b") -> Difference | None:
+    """:class:`Difference` of ``metric`` between two groups' cells (``b − a``), ``None`` when
+    either has no data. Token metrics: two-sample bootstrap (independent samples) of
+    ``stat(b) − stat(a)`` and ``stat(b)/stat(a) − 1``. Cell metrics: Welch's t
+    (``scipy.stats.ttest_ind(equal_var=False)``), relative CI = diff CI ÷ value(a). Slopes: see
+    :class:`Difference`."""
+    kind = metric_kind(metric)
+    stat = stat or default_stat(metric)
+    ea = estimate(a_cells, metric, warmup, stat, confidence)
+    eb = estimate(b_cells, metric, warmup, stat, confidence)
+    if ea is None or eb is None or ea.value is None or eb.value is None:
+        return None
+    d = eb.value - ea.value
+    rel = _rel(eb.value, ea.value)
+    lo = hi = rlo = rhi = None
+    how = "none"
+    if kind == "token":
+        xa = np.concatenate([token_values(c, metric, warmup) for c in a_cells])
+        xb = np.concatenate([token_values(c, metric, warmup) for c in b_cells])
+        if np.all(xa == xa[0]) and np.all(xb == xb[0]):
+            if deterministic(metric):
+                lo = hi = d
+                rlo = rhi = rel
+                how = "exact"
+        elif stat not in ("min", "max") and len(xa) >= 2 and len(xb) >= 2:
+            fn = stat_fn(stat)
+            method = "BCa" if stat == "mean" and max(len(xa), len(xb)) <= BCA_MAX_N else "percentile"
+            lo, hi, how = boot((xa, xb), lambda x, y, axis=-1: fn(y, axis=axis) - fn(x, axis=axis),
+                                method, confidence, SEED)
+            if ea.value != 0 and np.all(xa > 0):
+                rlo, rhi, _ = boot((xa, xb), lambda x, y, axis=-1: fn(y, axis=axis) / fn(x, axis=axis) - 1,
+                                    method, confidence, SEED)
+    elif kind == "cell":
+        va, vb = np.asarray(ea.per_rep), np.asarray(eb.per_rep)
+        if np.all(va == va[0]) and np.all(vb == vb[0]) and stat == "mean":
+            if deterministic(metric):
+                lo = hi = d
+                how = "exact"
+        elif stat == "mean" and len(va) >= 2 and len(vb) >= 2:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # near-constant repetitions: precision-loss warning
+                ci = sps.ttest_ind(vb, va, equal_var=False).confidence_interval(confidence)
+            if math.isfinite(ci.low) and math.isfinite(ci.high):
+                lo, hi, how = float(ci.low), float(ci.high), "welch-t"
+        if lo is not None and ea.value != 0:
+            rlo, rhi = sorted((lo / ea.value, hi / ea.value))
+    else:
+        if None not in (ea.ci_low, ea.ci_high, eb.ci_low, eb.ci_high):
+            below = math.hypot(eb.value - eb.ci_low, ea.ci_high - ea.value)
+            above = math.hypot(eb.ci_high - eb.value, ea.value - ea.ci_low)
+            lo, hi, how = d - below, d + above, "theil-sen-combined"
+            if ea.value != 0:
+                rlo, rhi = sorted((lo / ea.value, hi / ea.value))
+    sig = None if lo is None else bool(lo > 0 or hi < 0)
+    return Difference(metric, metric_unit(metric), stat, a_label, b_label, ea.value, eb.value, d, lo, hi,
+                      rel, rlo, rhi, how, sig)
+
+
+# ----------------------------------------------------------------------------------------------
+# a whole run
+
+
+@dataclass
+class GroupStats:
+    """A group's estimates. ``cells``: its cell ids (ok ones), ``failed``: ids of cells that
+    failed, ``env``: distinct values of browser_version / adapter / webgpu / machine facts."""
+
+    key: GroupKey
+    cells: list[str]
+    failed: list[str]
+    env: dict[str, list[str]]
+    metrics: dict[str, Estimate]
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict: the key's fields, ``group`` label, cells, env and metrics."""
+        return {"group": self.key.label, **asdict(self.key), "cells": self.cells, "failed": self.failed,
+                "env": self.env, "metrics": {k: v.to_dict() for k, v in self.metrics.items()}}
+
+
+@dataclass
+class RunStats:
+    """Statistics of a run folder: :class:`GroupStats` per group and :class:`Difference` per
+    variant pair (every pair within one family, the plan's earlier variant as ``a``) and metric."""
+
+    warmup: int
+    confidence: float
+    groups: dict[GroupKey, GroupStats]
+    differences: list[Difference]
+    cells: list[CellData] = field(repr=False, default_factory=list)
+
+    def ok_cells(self, key: GroupKey) -> list[CellData]:
+        """The ok cells of group ``key`` (empty when it has none)."""
+        return [c for c in self.cells if c.key == key and c.status == "ok"]
+
+    def to_dict(self) -> dict:
+        """``stats.json``'s body: settings, methods, groups and differences."""
+        return {"warmup_steps": self.warmup, "confidence": self.confidence,
+                "methods": {"token": "bootstrap over tokens after warm-up (BCa for mean, percentile for median)",
+                            "cell": "Student's t over repetitions", "slope": "Theil-Sen, Sen's CI",
+                            "n_resamples": N_RESAMPLES, "seed": SEED},
+                "groups": [g.to_dict() for g in self.groups.values()],
+                "differences": [d.to_dict() for d in self.differences]}
+
+
+def available_metrics(cells: list[CellData]) -> list[str]:
+    """Metric names this run has data for, headline ones first. A workload's ``extra_*`` columns
+    are not included (they are workload-specific: token ids, positions…); a budget may name one."""
+    def has(column: str) -> bool:
+        return any(column in cd.steps and cd.steps[column].notna().any() for cd in cells)
+
+    names = [m for m, (col, _) in TOKEN_METRICS.items() if has(col)]
+    names += [m for m, (col, _, _) in CELL_STEP_METRICS.items() if has(col)]
+    names += [m for m, (col, _) in STEP_SLOPES.items() if has(col)]
+    ptypes = sorted({str(p) for cd in cells if len(cd.memory)
+                     for p in cd.memory.loc[cd.memory["source"] == "psutil", "process_type"].dropna().unique()})
+    names += [f"peak_rss_bytes_{p}" for p in ptypes] + [f"rss_growth_bytes_per_token_{p}" for p in ptypes]
+    if ptypes:
+        names += ["peak_rss_bytes_all", "rss_growth_bytes_per_token_all"]
+    if any(len(cd.memory) and (cd.memory["source"] == "cdp").any() for cd in cells):
+        names += list(OTHER_METRICS)
+    names = [n for n in names if metric_kind(n) is not None]  # e.g. a process type with odd characters
+    return sorted(set(names), key=lambda n: (HEADLINE.index(n) if n in HEADLINE else len(HEADLINE), names.index(n)))
+
+
+def compute(tables, warmup: int = DEFAULT_WARMUP, metrics: list[str] | None = None,
+            confidence: float = CONFIDENCE, differences: bool = True) -> RunStats:
+    """:class:`RunStats` of a :class:`harness.tables.Tables`. Only ``ok`` cells contribute
+    estimates; a group whose cells all failed is listed with no metrics. ``metrics`` defaults to
+    :func:`available_metrics`."""
+    cells = cells_of(tables)
+    names = metrics or available_metrics([c for c in cells if c.status == "ok"])
+    groups: dict[GroupKey, GroupStats] = {}
+    for key, members in groups_of(c for c in cells if c.status in ("ok", "failed")).items():
+        ok = [c for c in members if c.status == "ok"]
+        env = {k: sorted({str(c.env.get(k)) for c in members if c.env.get(k)})
+               for k in ("browser_version", "adapter", "webgpu", "machine", "os", "cpu")}
+        est = {}
+        for m in names if ok else []:
+            e = estimate(ok, m, warmup, confidence=confidence)
+            if e is not None:
+                est[m] = e
+        groups[key] = GroupStats(key, [c.cell for c in ok], [c.cell for c in members if c.status == "failed"],
+                                 {k: v for k, v in env.items() if v}, est)
+    diffs: list[Difference] = []
+    if differences:
+        families: dict[tuple, list[GroupKey]] = {}
+        for key, g in groups.items():
+            if g.cells:
+                families.setdefault(key.family, []).append(key)
+        for keys in families.values():
+            for ka, kb in combinations(keys, 2):
+                a, b = [c for c in cells if c.key == ka and c.status == "ok"], [c for c in cells if c.key == kb and c.status == "ok"]
+                for m in names:
+                    if m in groups[ka].metrics and m in groups[kb].metrics:
+                        d = difference(a, b, m, warmup, confidence=confidence, a_label=ka.label, b_label=kb.label)
+                        if d is not None:
+                            diffs.append(d)
+    return RunStats(warmup, confidence, groups, diffs, cells)
+
+
+#: steps.csv column of a per-token chart → the metric whose estimate it shows.
+CHART_METRICS = {"wall_ms": "ms_per_token", "create_bind_group": "bind_groups_per_token",
+                 "bind_groups_live": "live_bind_groups_growth_per_token"}
+
+
+@dataclass
+class Band:
+    """What a per-token chart shows for one group: ``repetitions`` — per token, the mean across
+    ≥ 2 repetitions and its 95% t-interval clipped at 0 (``x``, ``low``, ``high``; every charted
+    quantity is ≥ 0); ``estimate`` — the group's headline :class:`Estimate` after warm-up, with
+    ``x0``/``x1`` its token span and, for a slope, ``intercept`` of the Theil–Sen line."""
+
+    group: str
+    variant: str
+    n_reps: int
+    x: list[int]
+    low: list[float]
+    high: list[float]
+    estimate: Estimate | None
+    x0: int
+    x1: int
+    intercept: float | None = None
+
+
+def chart_bands(run: RunStats, column: str) -> list[Band]:
+    """:class:`Band` per group with ok cells for the per-token chart of ``column``
+    (:data:`CHART_METRICS`); empty for other columns."""
+    from harness.stats.estimators import t_band
+
+    metric = CHART_METRICS.get(column)
+    out: list[Band] = []
+    if metric is None:
+        return out
+    for key, g in run.groups.items():
+        if not g.cells:
+            continue
+        cells = run.ok_cells(key)
+        per = [c.steps.set_index("step")[column].dropna() for c in cells if column in c.steps]
+        per = [p for p in per if len(p)]
+        xs: list[int] = []
+        lo: list[float] = []
+        hi: list[float] = []
+        if len(per) >= 2:
+            width = int(max(int(p.index.max()) + 1 for p in per))
+            frame = np.vstack([p.reindex(range(width)).to_numpy(float) for p in per])
+            _, low, high = t_band(frame, run.confidence)
+            ok = ~np.isnan(low)
+            xs = [int(v) for v in np.arange(width)[ok]]
+            lo = [float(max(v, 0.0)) for v in low[ok]]
+            hi = [float(v) for v in high[ok]]
+        e = g.metrics.get(metric)
+        steps = [c.steps for c in cells if len(c.steps)]
+        if not steps:
+            continue
+        last = max(int(s["step"].max()) for s in steps)
+        icpt = None
+        if e is not None and e.value is not None and e.kind == "slope":
+            ys = np.concatenate([s.loc[s["step"] >= run.warmup, column].dropna().to_numpy(float) for s in steps if column in s])
+            xv = np.concatenate([s.loc[s["step"] >= run.warmup].dropna(subset=[column])["step"].to_numpy(float)
+                                 for s in steps if column in s])
+            icpt = float(np.median(ys - e.value * xv)) if len(xv) else None
+            if icpt is None:
+                e = None
+        out.append(Band(key.label, key.variant, len(per), xs, lo, hi, e if e is not None and e.value is not None else None,
+                        run.warmup, last, icpt))
+    return out

@@ -1,0 +1,100 @@
+"""Numbers of the report sections "Bind group retention per engine" and "onnxruntime-web".
+
+Retention: per cell, live GPUBindGroup wrappers over tokens, collection events (steps in which
+the engine's GC collected bind groups — the sudden drops), modeled native memory of live bind
+groups under emulated WebGPU, measured content-process RSS, and the token at which
+``--memory-budget`` would have been exceeded. The onnxruntime field report's Safari figures
+(:data:`FIELD_REPORT`; references.md: microsoft/onnxruntime #33750) are shown beside ours,
+labelled as reported there, never as measured here.
+
+onnxruntime-web: the ``ort-decode`` cells side by side per variant, with the bind group cache's
+per-token hit rate. (Markup: reports/templates/retention.j2, onnxruntime.j2.)
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from scipy.stats import theilslopes
+
+from harness.tables import CONTENT_PROCESS_TYPES
+
+#: What the onnxruntime field report saw in Safari (references.md). Reported, not measured here.
+FIELD_REPORT = {
+    "source": "onnxruntime field report (microsoft/onnxruntime #33750): Safari, iPhone 16 Pro Max, iOS 27.2, "
+              "Transformers.js 4.3.2 + onnxruntime-web 1.31.0-dev.20260914, 1.7B q4f16 model, graph capture off",
+    "bind_groups_per_token": 317,
+    "live_at_kill": 150_000,
+    "kill_bytes": 2_048 * 10**6,
+    "kill_mb": 2_048,
+    "live_with_forced_gc": (250, 7_000),
+    "forced_gc_every": 16,
+    "forced_gc_mb": 32,
+}
+
+
+def collection_events(steps: pd.DataFrame) -> pd.Series:
+    """Bind groups collected per step, for the steps in which any were (a collection event):
+    a Series indexed like ``steps`` (one cell's steps.csv rows, ordered by step). Collections
+    during token 0 count as an event of token 0."""
+    collected = steps["bind_groups_collected"].astype(float)
+    rose = collected.diff()
+    if len(rose):
+        rose.iloc[0] = collected.iloc[0]
+    return rose[rose > 0]
+
+
+def content_rss_by_token(tables, cell: str) -> pd.Series:
+    """The largest content-process RSS sampled while each token was the last reached (bytes,
+    indexed by token) for ``cell``."""
+    m = tables.memory
+    m = m[(m["cell"] == cell) & (m["source"] == "psutil") & m["process_type"].isin(CONTENT_PROCESS_TYPES)]
+    if not len(m):
+        return pd.Series(dtype=float)
+    return m.dropna(subset=["token"]).groupby("token")["rss_bytes"].max()
+
+
+def projection(c: pd.DataFrame) -> dict | None:
+    """Tokens until the modeled native bytes reach the field report's 2,048 MB, from the cell's
+    Theil–Sen slope (bytes/token): ``{"tokens", "slope_bytes_per_token"}``, ``{"tokens": None}``
+    when the slope is not positive, None with fewer than 4 points."""
+    y = c["modeled_native_bytes"].dropna()
+    if len(y) < 4:
+        return None
+    slope, intercept, _, _ = theilslopes(y.values, c.loc[y.index, "step"].values)
+    if slope <= 0:
+        return {"tokens": None, "slope_bytes_per_token": float(slope)}
+    return {"tokens": float((FIELD_REPORT["kill_bytes"] - intercept) / slope), "slope_bytes_per_token": float(slope)}
+
+
+def retention_rows(tables) -> list[dict]:
+    """One dict per cell with steps: its summary ``row``, createBindGroup per token, live max/end,
+    collection events and bind groups collected per event, modeled native bytes max (emulated
+    only), content RSS max, would-be-killed token and budget, and the modeled projection."""
+    s, st = tables.summary, tables.steps
+    cells = s[s["cell"].isin(set(st["cell"]))] if len(st) else s.iloc[0:0]
+    rows = []
+    for _, row in cells.iterrows():
+        c = st[st["cell"] == row["cell"]].sort_values("step")
+        emulated = row["webgpu"] == "emulated" and c["modeled_native_bytes"].notna().any()
+        events = collection_events(c)
+        rows.append({
+            "cell": row["cell"], "row": row.to_dict(), "emulated": bool(emulated),
+            "bg_per_token": c["create_bind_group"].iloc[1:].median() if len(c) > 1 else None,
+            "live_max": row.get("live_bind_groups_max"), "live_end": row.get("live_bind_groups_end"),
+            "gc_events": int(len(events)), "per_event": float(events.mean()) if len(events) else None,
+            "modeled_max": row.get("modeled_native_bytes_max") if emulated else None,
+            "rss_max": row.get("content_rss_bytes_max"), "killed": row.get("would_be_killed_at_token"),
+            "budget": row.get("memory_budget_bytes"),
+            "projection": projection(c) if emulated else None,
+        })
+    return rows
+
+
+def numbers(tables, run=None) -> dict | None:
+    """``{"rows", "engines", "budget_bytes", "field"}`` or None when no cell has steps."""
+    rows = retention_rows(tables)
+    if not rows:
+        return None
+    budgets = [r["budget"] for r in rows if r["budget"] and not pd.isna(r["budget"])]
+    return {"rows": rows, "engines": sorted({r["row"]["browser"] for r in rows}),
+            "budget_bytes": int(budgets[0]) if budgets else None, "field": FIELD_REPORT}

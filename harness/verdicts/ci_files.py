@@ -1,0 +1,147 @@
+"""What CI reads: ``stats.json``, ``stats.csv``, ``differences.csv``, ``junit.xml`` (one
+testcase per budget) and ``summary.md`` (also appended to ``$GITHUB_STEP_SUMMARY`` when set).
+
+Files (in a run folder, or a ``compare`` folder):
+
+``stats.json``       ``{warmup_steps, confidence, methods, groups: [...], differences: [...],
+                     budgets: [...], ...extra}`` — :meth:`harness.stats.RunStats.to_dict` plus
+                     budget results (:meth:`harness.budgets.BudgetResult.to_dict`)
+``stats.csv``        one row per group × metric: :data:`STATS_COLUMNS`
+``differences.csv``  one row per variant pair (or run pair) × metric: :data:`DIFF_COLUMNS`
+``junit.xml``        ``<testsuites><testsuite name="webgpu-harness budgets">``, a ``<testcase>``
+                     per budget named by the budget; ``<failure>`` / ``<skipped>`` as they went
+``summary.md``       headline metrics with CIs, significant differences, budget verdicts
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from harness import stats as S
+from harness.report import format as F
+from harness.verdicts.budgets import BudgetResult
+
+STATS_COLUMNS = ["group", "machine", "browser", "workload", "variant", "profile", "metric", "unit", "kind",
+                 "stat", "value", "ci_low", "ci_high", "ci_method", "median", "mean", "n", "n_reps", "warmup",
+                 "browser_version", "adapter", "webgpu", "params"]
+DIFF_COLUMNS = ["metric", "unit", "stat", "a", "b", "a_value", "b_value", "diff", "diff_low", "diff_high",
+                "rel", "rel_low", "rel_high", "ci_method", "significant"]
+
+
+def stats_rows(run: S.RunStats) -> list[dict]:
+    """Rows of ``stats.csv`` (dicts keyed by :data:`STATS_COLUMNS`)."""
+    rows = []
+    for g in run.groups.values():
+        for m, e in g.metrics.items():
+            d = e.to_dict()
+            rows.append({"group": g.key.label, "machine": g.key.machine, "browser": g.key.browser,
+                         "workload": g.key.workload, "variant": g.key.variant, "profile": g.key.profile,
+                         "metric": m, **{k: d.get(k) for k in ("unit", "kind", "stat", "value", "ci_low", "ci_high",
+                                                               "ci_method", "median", "mean", "n", "n_reps", "warmup")},
+                         "browser_version": ";".join(g.env.get("browser_version", [])),
+                         "adapter": ";".join(g.env.get("adapter", [])), "webgpu": ";".join(g.env.get("webgpu", [])),
+                         "params": g.key.params})
+    return rows
+
+
+def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in columns})
+
+
+def write_stats(out_dir: Path, run: S.RunStats | None, diffs: list[S.Difference] | None = None,
+                budgets: list[BudgetResult] | None = None, extra: dict | None = None) -> list[Path]:
+    """Write ``stats.json``, ``stats.csv`` (when ``run`` is given) and ``differences.csv``
+    (``diffs``, default ``run.differences``) into ``out_dir``. Returns the paths written."""
+    out_dir = Path(out_dir)
+    diffs = run.differences if diffs is None and run is not None else (diffs or [])
+    doc = {**(run.to_dict() if run is not None else {}), "differences": [d.to_dict() for d in diffs],
+           "budgets": [b.to_dict() for b in budgets or []], **(extra or {})}
+    paths = [out_dir / "stats.json", out_dir / "differences.csv"]
+    paths[0].write_text(json.dumps(doc, indent=2, default=str), encoding="utf-8")
+    _write_csv(paths[1], DIFF_COLUMNS, [d.to_dict() for d in diffs])
+    if run is not None:
+        paths.append(out_dir / "stats.csv")
+        _write_csv(paths[-1], STATS_COLUMNS, stats_rows(run))
+    return paths
+
+
+def junit_xml(results: list[BudgetResult], path: Path, suite: str = "webgpu-harness budgets") -> Path:
+    """Write JUnit XML: one ``<testcase classname="webgpu-harness.budgets" name=BUDGET NAME>`` per
+    budget; a failed one holds ``<failure message=...>`` with every failing check, a skipped one
+    ``<skipped message=...>``; ``<system-out>`` lists every check."""
+    fails = sum(r.status == "failed" for r in results)
+    skips = sum(r.status == "skipped" for r in results)
+    root = ET.Element("testsuites", tests=str(len(results)), failures=str(fails), skipped=str(skips))
+    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(results)), failures=str(fails),
+                       skipped=str(skips), errors="0")
+    for r in results:
+        tc = ET.SubElement(ts, "testcase", classname="webgpu-harness.budgets", name=r.budget.name)
+        if r.status == "failed":
+            f = ET.SubElement(tc, "failure", message=f"budget failed: {r.budget.name}: {r.message}", type="BudgetFailed")
+            f.text = "\n".join(c.message for c in r.checks if not c.passed) or r.message
+        elif r.status == "skipped":
+            ET.SubElement(tc, "skipped", message=r.message)
+        out = ET.SubElement(tc, "system-out")
+        out.text = f"{r.budget.text}  ({r.budget.source})\n" + "\n".join(c.message for c in r.checks)
+    ET.indent(root)
+    Path(path).write_bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
+    return Path(path)
+
+
+def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budgets: list[BudgetResult],
+             notes: list[str] | None = None, metrics: list[str] | None = None) -> str:
+    """Markdown summary: notes, a table of headline metrics per group (value [95% CI]), the
+    differences (significant ones, and every ``ms_per_token`` one), budget verdicts."""
+    out = [f"## {title}", ""]
+    out += [f"- {n}" for n in notes or []]
+    if notes:
+        out.append("")
+    if budgets:
+        fails = [b for b in budgets if b.status == "failed"]
+        out += [f"### Budgets: {len(budgets) - len(fails)} of {len(budgets)} passed"
+                + ("" if not fails else f", **{len(fails)} failed**"), "",
+                "| | budget | result |", "| --- | --- | --- |"]
+        icon = {"passed": "✅", "failed": "❌", "skipped": "⏭️"}
+        for b in budgets:
+            out.append(f"| {icon[b.status]} | `{b.budget.text}` | {b.message.replace('|', '/')} |")
+        out.append("")
+    if run is not None and run.groups:
+        metrics = metrics or [m for m in S.HEADLINE if any(m in g.metrics for g in run.groups.values())]
+        out += ["### Per configuration (value [95% CI]; per-token values after "
+                f"{run.warmup} warm-up token{'s' if run.warmup != 1 else ''})", "",
+                "| configuration | reps | " + " | ".join(metrics) + " |",
+                "| --- | --- | " + " | ".join("---" for _ in metrics) + " |"]
+        for g in run.groups.values():
+            reps = len(g.cells)
+            failed = f" ({len(g.failed)} failed)" if g.failed else ""
+            out.append(f"| {g.key.label} | {reps}{failed} | "
+                       + " | ".join(F.estimate(g.metrics.get(m)) for m in metrics) + " |")
+        out.append("")
+    shown = [d for d in diffs if d.significant or d.metric == "ms_per_token"]
+    if shown:
+        out += ["### Differences (b − a, 95% CI; **bold**: CI excludes 0)", "",
+                "| b | a | metric | difference |", "| --- | --- | --- | --- |"]
+        for d in shown:
+            txt = F.diff(d)
+            out.append(f"| {d.b} | {d.a} | {d.metric} | {'**' + txt + '**' if d.significant else txt} |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def write_markdown(text: str, out_dir: Path) -> Path:
+    """Write ``summary.md`` into ``out_dir``; append it to ``$GITHUB_STEP_SUMMARY`` when set."""
+    path = Path(out_dir) / "summary.md"
+    path.write_text(text, encoding="utf-8")
+    step = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step:
+        with open(step, "a", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    return path

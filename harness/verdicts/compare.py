@@ -1,0 +1,127 @@
+"""``webgpu-harness compare RUN_A RUN_B``: the difference B − A of every matched configuration.
+
+Configurations (groups of :mod:`harness.stats`: browser × workload × variant × profile ×
+parameters, the repetitions pooled) are matched by that key — plus the machine label when a
+merged run holds the same configuration from several machines. For each match and each metric
+both runs have: A's and B's estimate with 95% CIs and the difference with its CI
+(:func:`harness.stats.difference`: two-sample bootstrap for per-token metrics, Welch's t for
+per-repetition ones). A match whose environment differs (browser version, adapter, WebGPU
+real/emulated, OS, CPU) is flagged: its differences may come from the environment.
+
+The comparison's files (``compare.json``, ``compare.html``, ``differences.csv``, ``stats.json``,
+``summary.md``, ``junit.xml``) are written by harness/pipeline.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness import stats as S
+
+#: Environment facts whose difference flags a match.
+ENV_KEYS = ("browser_version", "adapter", "webgpu", "os", "cpu")
+
+
+class NoCommonCells(ValueError):
+    """The two runs share no configuration; the message lists what each has."""
+
+
+@dataclass
+class Match:
+    """One configuration present in both runs."""
+
+    label: str
+    a: S.GroupStats
+    b: S.GroupStats
+    env_differs: list[str]
+    differences: list[S.Difference]
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict of the match (``compare.json`` → ``matches``)."""
+        return {"group": self.label, "env_a": self.a.env, "env_b": self.b.env, "env_differs": self.env_differs,
+                "a": {m: e.to_dict() for m, e in self.a.metrics.items()},
+                "b": {m: e.to_dict() for m, e in self.b.metrics.items()},
+                "differences": [d.to_dict() for d in self.differences]}
+
+
+@dataclass
+class Comparison:
+    """Result of :func:`compare`. ``a_name``/``b_name``: the runs' folder names (labels of the
+    differences); ``only_a``/``only_b``: configurations found in one run only."""
+
+    a_dir: str
+    b_dir: str
+    a_name: str
+    b_name: str
+    a_stats: S.RunStats
+    b_stats: S.RunStats
+    matches: list[Match]
+    only_a: list[str]
+    only_b: list[str]
+    a_manifest: dict = field(repr=False, default_factory=dict)
+    b_manifest: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def differences(self) -> list[S.Difference]:
+        """Every match's differences, in order."""
+        return [d for m in self.matches for d in m.differences]
+
+    def to_dict(self) -> dict:
+        """``compare.json``'s body (without budgets)."""
+        def run(name, d, man):
+            return {"name": name, "dir": d, **{k: man.get(k) for k in ("created", "git_commit", "harness_version",
+                                                                     "os", "cpu", "browsers")}}
+        return {"a": run(self.a_name, self.a_dir, self.a_manifest), "b": run(self.b_name, self.b_dir, self.b_manifest),
+                "warmup_steps": self.a_stats.warmup, "confidence": self.a_stats.confidence,
+                "matches": [m.to_dict() for m in self.matches], "only_in_a": self.only_a, "only_in_b": self.only_b,
+                "significant": sum(1 for d in self.differences if d.significant)}
+
+
+def _match_key(k: S.GroupKey, with_machine: bool) -> tuple:
+    return (k.browser, k.workload, k.variant, k.profile, k.params) + ((k.machine,) if with_machine else ())
+
+
+def _needs_machine(run: S.RunStats) -> bool:
+    keys = [_match_key(k, False) for k, g in run.groups.items() if g.cells]
+    return len(keys) != len(set(keys))
+
+
+def env_differences(a: S.GroupStats, b: S.GroupStats) -> list[str]:
+    """``["browser_version 156.0.1 → 157.0.2", ...]`` for every :data:`ENV_KEYS` entry whose
+    values differ between the two groups."""
+    out = []
+    for k in ENV_KEYS:
+        va, vb = a.env.get(k, []), b.env.get(k, [])
+        if sorted(va) != sorted(vb):
+            out.append(f"{k} {' / '.join(va) or '?'} → {' / '.join(vb) or '?'}")
+    return out
+
+
+def compare(a_tables, b_tables, a_name: str = "A", b_name: str = "B", warmup: int = S.DEFAULT_WARMUP,
+            a_dir: str = "", b_dir: str = "") -> Comparison:
+    """Compare two runs' :class:`harness.tables.Tables` (B − A). Raises :class:`NoCommonCells`
+    when no configuration with ok cells is in both."""
+    sa = S.compute(a_tables, warmup, differences=False)
+    sb = S.compute(b_tables, warmup, differences=False)
+    machine = _needs_machine(sa) or _needs_machine(sb)
+    ka = {_match_key(k, machine): k for k, g in sa.groups.items() if g.cells}
+    kb = {_match_key(k, machine): k for k, g in sb.groups.items() if g.cells}
+    common = [k for k in ka if k in kb]
+    if not common:
+        raise NoCommonCells(
+            f"runs have no cells in common (browser × workload × variant × profile × parameters): "
+            f"{a_name} has {', '.join(sa.groups[k].key.label for k in ka.values()) or 'no ok cells'}; "
+            f"{b_name} has {', '.join(sb.groups[k].key.label for k in kb.values()) or 'no ok cells'}")
+    matches = []
+    for mk in common:
+        ga, gb = sa.groups[ka[mk]], sb.groups[kb[mk]]
+        ca, cb = sa.ok_cells(ka[mk]), sb.ok_cells(kb[mk])
+        names = [m for m in ga.metrics if m in gb.metrics]
+        diffs = [d for d in (S.difference(ca, cb, m, warmup, a_label=f"{a_name}:{ga.key.label}",
+                                          b_label=f"{b_name}:{gb.key.label}") for m in names) if d is not None]
+        matches.append(Match(gb.key.label, ga, gb, env_differences(ga, gb), diffs))
+    return Comparison(str(a_dir), str(b_dir), a_name, b_name,
+                      sa, sb, matches,
+                      [sa.groups[ka[k]].key.label for k in ka if k not in kb],
+                      [sb.groups[kb[k]].key.label for k in kb if k not in ka],
+                      a_tables.manifest, b_tables.manifest)
