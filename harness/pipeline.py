@@ -28,7 +28,8 @@ from typing import Sequence
 from harness import stats as S
 from harness import tables as T
 from harness.report import render
-from harness.stats.run import Band, RunStats, chart_bands
+from harness.stats.bands import Band, chart_bands
+from harness.stats.run import RunStats
 from harness.stats.workloads import compute_all
 from harness.store.runfolder import check_run_folder
 from harness.verdicts import budgets as B

@@ -12,21 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.store import catalog
 from harness.store.runfolder import read_manifest, read_samples
 
-#: Probe counter name (web/probes/counters.js) → steps.csv column.
-COUNTER_COLUMNS = {
-    "createBindGroup": "create_bind_group", "createBuffer": "create_buffer",
-    "createComputePipeline": "create_compute_pipeline",
-    "createComputePipelineAsync": "create_compute_pipeline_async",
-    "createShaderModule": "create_shader_module", "createCommandEncoder": "create_command_encoder",
-    "submit": "submit", "commandBuffersSubmitted": "command_buffers_submitted",
-    "writeBuffer": "write_buffer", "writeBufferBytes": "write_buffer_bytes",
-    "dispatchWorkgroups": "dispatch_workgroups", "dispatchWorkgroupsIndirect": "dispatch_workgroups_indirect",
-    "mapAsync": "map_async", "bufferDestroy": "buffer_destroy",
-}
-LIVE_COLUMNS = ["bind_groups_created", "bind_groups_collected", "bind_groups_live",
-                "buffers_created", "buffers_collected", "buffers_live"]
+#: Probe counter name → steps.csv column, in column order (web/probes/catalog.js).
+COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}
+#: Live-object columns (web/probes/catalog.js).
+LIVE_COLUMNS = [k.name for k in catalog.live_keys()]
 #: Columns from the emulated WebGPU's ledger (web/emulation/memory-model.js); empty when real.
 EMULATION_COLUMNS = ["modeled_native_bytes", "native_bind_groups_live", "native_bind_groups_released",
                      "modeled_bytes_per_compute_bind_group"]

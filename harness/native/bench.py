@@ -5,7 +5,9 @@ on ``elements`` floats, chained ping-pong so the readback is ``x0 + N*b``), the 
 the same counters per method-run, and step samples in the browser worker's schema, so
 ``harness/tables.py`` and the report read native cells like browser ones.
 
-Only ``wgpu``, ``numpy`` and the standard library are imported here: ``benchmarks/native_gpu.py``
+Its size (over 400 lines) is the mirror's: one class holding every method, kept beside its twin
+in bench.js so the two can be read side by side. Only ``wgpu``, ``numpy``, the standard library
+and the catalog reader are imported here: ``benchmarks/native_gpu.py``
 runs this module on a GPU machine that has nothing else.
 
 Times come from ``time.perf_counter_ns`` (ns; resolution from ``time.get_clock_info``). Each
@@ -23,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.store import catalog
+
 # Same caps as workloads/dispatch-overhead/options.js (harness sanity limits, not WebGPU limits).
 MAX_N = 65536
 MAX_K = 65536
@@ -34,11 +38,8 @@ METHODS = ["single-op", "sequential", "batched", "one-pass", "phases", "kernel"]
 VARIANTS = ["fresh", "reused"]
 PHASES = ["create_command_encoder", "begin_compute_pass", "create_bind_group", "set_pipeline",
           "set_bind_group", "dispatch_workgroups", "end", "finish", "submit"]
-#: Counter names of web/probes/counters.js (StepCounters in harness/samples.py).
-COUNTER_NAMES = ["createBindGroup", "createBuffer", "createComputePipeline", "createComputePipelineAsync",
-                 "createShaderModule", "createCommandEncoder", "submit", "commandBuffersSubmitted",
-                 "writeBuffer", "writeBufferBytes", "dispatchWorkgroups", "dispatchWorkgroupsIndirect",
-                 "mapAsync", "bufferDestroy"]
+#: Counter names of the probe catalog (web/probes/catalog.js), as the browser worker sends them.
+COUNTER_NAMES = catalog.counter_names()
 KERNEL_FILE = Path(__file__).resolve().parents[2] / "workloads" / "kernels" / "add.wgsl"
 
 

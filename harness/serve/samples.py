@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+
+from harness.store import catalog
 
 #: Largest request body the results endpoint accepts (bytes). A step sample is ~1 KiB; a
 #: batch of a few hundred fits. Larger bodies get HTTP 413.
@@ -41,36 +43,14 @@ class EnvSample(_Sample):
     webgpu: Literal["real", "emulated", "none"]
 
 
-class StepCounters(BaseModel):
-    """WebGPU calls made during one step (deltas; see web/probes/counters.js)."""
-
-    model_config = ConfigDict(extra="forbid")
-    createBindGroup: Count = 0
-    createBuffer: Count = 0
-    createComputePipeline: Count = 0
-    createComputePipelineAsync: Count = 0
-    createShaderModule: Count = 0
-    createCommandEncoder: Count = 0
-    submit: Count = 0
-    commandBuffersSubmitted: Count = 0
-    writeBuffer: Count = 0
-    writeBufferBytes: Count = 0
-    dispatchWorkgroups: Count = 0
-    dispatchWorkgroupsIndirect: Count = 0
-    mapAsync: Count = 0
-    bufferDestroy: Count = 0
-
-
-class LiveObjects(BaseModel):
-    """Cumulative wrapper counts from FinalizationRegistry (web/probes/live-objects.js)."""
-
-    model_config = ConfigDict(extra="forbid")
-    bind_groups_created: Count
-    bind_groups_collected: Count
-    bind_groups_live: Count
-    buffers_created: Count
-    buffers_collected: Count
-    buffers_live: Count
+#: WebGPU calls made during one step (deltas), one field per counter of the catalog
+#: (web/probes/catalog.js via harness/store/catalog.py).
+StepCounters = create_model("StepCounters", __config__=ConfigDict(extra="forbid"),
+                            **{c.name: (Count, 0) for c in catalog.counters()})
+#: Cumulative wrapper counts from FinalizationRegistry (web/probes/live-objects.js), one field
+#: per live key of the catalog.
+LiveObjects = create_model("LiveObjects", __config__=ConfigDict(extra="forbid"),
+                           **{k.name: (Count, ...) for k in catalog.live_keys()})
 
 
 class StepSample(_Sample):

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import re
 
-#: Per-token metrics: name → (steps.csv column, unit).
+from harness.store import catalog
+
+#: Per-token metrics: name → (steps.csv column, unit): the two times, then every counter of the
+#: catalog that names a metric (web/probes/catalog.js).
 TOKEN_METRICS: dict[str, tuple[str, str]] = {
     "ms_per_token": ("wall_ms", "ms"),
     "cpu_ms_per_token": ("cpu_ms", "ms"),
-    "bind_groups_per_token": ("create_bind_group", "calls"),
-    "dispatches_per_token": ("dispatch_workgroups", "calls"),
-    "submits_per_token": ("submit", "calls"),
-    "write_buffers_per_token": ("write_buffer", "calls"),
-    "write_buffer_bytes_per_token": ("write_buffer_bytes", "bytes"),
-    "buffers_created_per_token": ("create_buffer", "calls"),
+    **{c.metric: (c.column, c.unit) for c in catalog.counters() if c.metric},
 }
 #: Per-cell metrics from steps.csv: name → (column, reducer, unit).
 #: ``modeled_native_*``: emulated WebGPU's memory model (tables.EMULATION_COLUMNS); absent when real.

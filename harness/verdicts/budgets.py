@@ -363,7 +363,7 @@ def failed(results: list[BudgetResult]) -> list[BudgetResult]:
 def check_references(budgets: list[Budget], workloads) -> None:
     """Before a run: a budget compared with another variant (``<= 0.95 * fresh``) must name a
     variant of a workload the budget selects and have a positive factor; a ``baseline`` budget
-    belongs to ``compare``. ``workloads``: the selected :class:`harness.workloads.Workload`\ s.
+    belongs to ``compare``. ``workloads``: the selected workloads (:class:`harness.workloads.Workload`).
     Raises :class:`BudgetError` naming the budget."""
     for b in budgets:
         if b.ref is None:

@@ -9,13 +9,10 @@
 // bytes and command buffers rather than calls. `lastSubmitEndMs` is the performance.now() (ms)
 // at which the most recent GPUQueue.submit returned, used for the step's CPU encode+submit time.
 
-/** Counter names, in the order the harness tables use. */
-export const COUNTER_NAMES = [
-  'createBindGroup', 'createBuffer', 'createComputePipeline', 'createComputePipelineAsync',
-  'createShaderModule', 'createCommandEncoder', 'submit', 'commandBuffersSubmitted',
-  'writeBuffer', 'writeBufferBytes', 'dispatchWorkgroups', 'dispatchWorkgroupsIndirect',
-  'mapAsync', 'bufferDestroy',
-];
+import { COUNTER_NAMES } from './catalog.js';
+
+/** Counter names (web/probes/catalog.js), in the order of the steps.csv columns. */
+export { COUNTER_NAMES };
 
 export const counts = Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0]));
 export const timing = { lastSubmitEndMs: null };

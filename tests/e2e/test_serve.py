@@ -13,7 +13,7 @@ from conftest import REPO, load_run
 
 
 def test_serve_records_a_cell_run_in_a_browser_we_open(tmp_path):
-    from harness.browsers.chromium import ChromiumDriver
+    from harness.drive.chromium import ChromiumDriver
 
     d = tmp_path / "s"
     proc = subprocess.Popen([sys.executable, "-m", "harness", "serve", "--workload", "decode-loop", "--profile", "tiny",

@@ -7,9 +7,9 @@ import json
 import httpx
 import pytest
 
-from harness.samples import MAX_BODY_BYTES
-from harness.server import ServerThread, create_app
-from harness.store import SampleStore
+from harness.serve.samples import MAX_BODY_BYTES
+from harness.serve.app import ServerThread, create_app
+from harness.store.store import SampleStore
 
 
 @pytest.fixture()

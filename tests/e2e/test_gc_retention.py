@@ -107,7 +107,7 @@ def test_report_has_the_calibration_section(wk_run):
 
 def test_section_figures_match_the_steps(wk_run):
     from harness import tables
-    from harness.report_sections import gc_retention as g
+    from harness.stats.workloads import gc_retention as g
 
     confs, _ = g.configurations(tables.build(wk_run.dir))
     by_variant = {c["variant"]: c for c in confs}
@@ -134,7 +134,7 @@ def test_bad_param_fails_the_cell_with_a_one_line_reason(tmp_path):
 
 
 def test_classify_rules():
-    from harness.report_sections.gc_retention import classify
+    from harness.stats.workloads.gc_retention import classify
 
     def conf(live_max, late, ratio):
         return {"mean": {"live_max": live_max, "events_late": late}, "ratio": ratio}

@@ -124,8 +124,8 @@ CACHE_CHECK_JS = """(async () => {
 
 
 def test_bindgroup_cache_shim_in_the_browser():
-    from harness.browsers.chromium import ChromiumDriver
-    from harness.doctor import evaluate_on_local_page
+    from harness.drive.chromium import ChromiumDriver
+    from harness.drive.doctor import evaluate_on_local_page
 
     _, report = evaluate_on_local_page(ChromiumDriver(), CACHE_CHECK_JS, extra_args=["--js-flags=--expose-gc"])
     checks = {c["name"]: c for c in report["checks"]}

@@ -1,0 +1,23 @@
+"""The JavaScript tests of tests/js/ (node's own runner: ``node --test``), run by pytest.
+
+They cover the emulated WebGPU (web/emulation/) and the probe catalog, in node with
+``--expose-gc`` so FinalizationRegistry callbacks can be driven."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (scripts/setup.sh installs it)")
+def test_node_suite():
+    r = subprocess.run(["node", "--test", "--expose-gc", str(HERE)], cwd=HERE.parents[1], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert re.search(r"# pass [1-9]", r.stdout) and re.search(r"# fail 0", r.stdout)
