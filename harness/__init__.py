@@ -1,9 +1,10 @@
 """webgpu-harness: measures, in real browsers, what WebGPU LLM decoding costs per token.
 
-Data path, by folder: ``harness/server.py`` serves ``web/`` and ``workloads/`` →
-``harness/browsers/`` drive a browser to the runner page → ``web/probes/`` count WebGPU calls
-inside the worker → samples stream to the server (``harness/store.py``, ``samples.jsonl``) →
-``harness/tables.py`` makes pandas tables → ``harness/report.py`` renders the HTML report.
+Data path, by folder: ``plan.py`` validates what to run → ``serve/`` serves ``web/`` and
+``workloads/`` → ``drive/`` drives a browser to the runner page → ``web/probes/`` count WebGPU
+calls inside the worker while ``probe/`` samples process memory → samples stream into the run
+folder (``store/``, RESULTS.md) → ``pipeline.py``: ``tables.py`` → ``stats/`` → ``verdicts/`` →
+``report/``. ``cli/`` is the command line over both halves.
 """
 
 from pathlib import Path

@@ -117,7 +117,7 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         after = s[s["step"] > 0]  # token 0 builds pipelines and caches: never in per-token medians
         row = {k: c.get(k) for k in ("cell", "browser", "browser_version", "adapter", "webgpu", "workload",
                                      "variant", "profile", "repetition", "tokens", "status", "reason")}
-        if c.get("machine"):  # merged runs (harness/merge.py)
+        if c.get("machine"):  # merged runs (harness/store/merge.py)
             row["machine"] = c["machine"]
         row.update({
             "bind_groups_per_token": _median(after, "create_bind_group"),

@@ -141,7 +141,7 @@ class RunFolder:
         self.write_manifest()
 
     def append(self, cell_id: str, sample: dict[str, Any]) -> None:
-        """Append one sample (flushed at once, like harness/store.py)."""
+        """Append one sample (flushed at once, like harness/store/store.py)."""
         self._seq += 1
         line = {"seq": self._seq, "cell": cell_id, "received_s": round(time.monotonic() - self._t0, 4), **sample}
         self._fh.write(json.dumps(line, separators=(",", ":"), default=str) + "\n")
