@@ -336,7 +336,9 @@ class RunPlan:
     def parameters(self) -> dict[str, Any]:
         """The manifest's ``parameters`` block (RESULTS.md)."""
         return {"browsers": self.browsers, "workloads": [w.name for w in self.workloads], "variants": self.variants,
-                "profiles": self.profiles, "tokens": self.tokens, "seed": self.seed, "params": self.params,
+                "profiles": self.profiles, "tokens": self.tokens, "seed": self.seed,
+                # --param as given, and what the harness set for the workloads (engine, --model)
+                "params": {**self.params, **{k: v for wp in self.workload_params.values() for k, v in wp.items()}},
                 "repeat": self.repeat, "headed": self.headed, "browser_args": self.browser_args,
                 "without_browser_args": self.without_browser_args, "probes": self.probes, "webgpu": self.webgpu,
                 "emulation_options": self.emulation_options, "memory_budget_bytes": self.memory_budget_bytes,

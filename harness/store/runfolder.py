@@ -33,7 +33,7 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
     path = run_dir / "manifest.json"
     if not run_dir.is_dir():
-        raise RunFolderError(f"{run_dir} is not a folder")
+        raise RunFolderError(f"{run_dir} is not a run folder (no such folder)")
     if not path.exists():
         raise RunFolderError(f"{run_dir} is not a run folder (no manifest.json)")
     try:

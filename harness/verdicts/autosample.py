@@ -125,7 +125,7 @@ def decide(diffs: list[Difference], conditions: list[Condition], repetitions: in
         shown = "; ".join(f"{d.b} vs {d.a}: {describe_diff(d, conditions[0].relative)}" for d in diffs)
         return Decision(True, f"stopped after {repetitions} repetitions: every {metric} difference's 95% CI "
                               f"clears {conds} ({shown})")
-    if elapsed_s >= timeout_s:
+    if elapsed_s >= timeout_s and repetitions >= AUTO_SAMPLE_MIN_REPETITIONS:
         return Decision(True, f"stopped after {repetitions} repetitions: --timeout ({timeout_s:g} s) passed with "
                               f"{len(left)} unresolved: {'; '.join(left)}")
     if repetitions >= MAX_REPETITIONS:

@@ -32,4 +32,5 @@ def test_decide_stops_when_resolved_after_two_rounds_or_at_the_timeout():
     d.rel_low, d.rel_high = -0.1, 0.1
     assert not A.decide([d], conds, 5, 10.0, 60).stop
     assert "--timeout" in A.decide([d], conds, 5, 61.0, 60).reason
+    assert not A.decide([d], conds, 1, 61.0, 60).stop                  # at least two rounds, timeout or not
     assert "no difference to sample" in A.decide([], conds, 1, 0.0, 60).reason

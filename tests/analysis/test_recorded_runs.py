@@ -154,7 +154,7 @@ def test_report_command_writes_every_file_and_is_deterministic(tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["/nonexistent/run"], "is not a folder"),
+    (["/nonexistent/run"], "is not a run folder (no such folder)"),
     (["{tmp}"], "no manifest.json"),
 ])
 def test_report_of_a_folder_that_is_not_a_run_is_one_line_exit_2(args, words, tmp_path):

@@ -112,6 +112,11 @@ def test_kernel_only_na_with_reason_and_append_to_a_run(tmp_path):
     k = t.results[t.summary["cell"].iloc[0]]["kernel_only"]
     assert k["available"] is False and "--timestamp-query off" in k["reason"]
     assert "n/a: timestamp queries disabled" in (d / "report.html").read_text()
+    # --append re-analysed the whole folder: no file describes only the first native run
+    stats = json.loads((d / "stats.json").read_text())
+    assert {g["variant"] for g in stats["groups"]} == {"reused", "fresh"}
+    assert set(pd.read_csv(d / "summary.csv")["variant"]) == {"reused", "fresh"}
+    assert "fresh" in (d / "summary.md").read_text() and "fresh" in (d / "stats.csv").read_text()
 
 
 def test_gpu_script_writes_a_reportable_run(tmp_path):
