@@ -162,12 +162,18 @@ def resolve_plan_inputs(browser, workload, variant, profile, browser_path):
     return resolve_browsers(browser, browser_path), wls, variants, profiles
 
 
+#: Workloads that load onnxruntime-web: they get ``ortDist``/``ortVersion``; ``--model`` applies to them.
+ORT_WORKLOADS = ("ort-decode", "ort-run")
+
+
 def engine_params(wls, profiles: dict, params: dict, model: Optional[Path], ort_version: Optional[str]) -> dict:
-    """For ort-decode: the onnxruntime-web install (``ortDist``/``ortVersion`` params) and a
-    ``--model``'s URL and external data. Updates ``params``/``profiles``; returns the extra
-    server roots (URL prefix → folder). Exits 2 on an engine or model that cannot be used."""
+    """For ort-decode and ort-run: the onnxruntime-web install (``ortDist``/``ortVersion``
+    params) and a ``--model``'s URL and external data (a decoder for ort-decode, any ONNX model
+    for ort-run). Updates ``params``/``profiles``; returns the extra server roots (URL prefix →
+    folder). Exits 2 on an engine or model that cannot be used."""
     extra_roots: dict = {}
-    if any(w.name == "ort-decode" for w in wls):
+    ort_wls = [w.name for w in wls if w.name in ORT_WORKLOADS]
+    if ort_wls:
         from harness.engines import EngineError, find_ort, user_model
 
         try:
@@ -175,15 +181,16 @@ def engine_params(wls, profiles: dict, params: dict, model: Optional[Path], ort_
             params.setdefault("ortDist", ort.dist_url)
             params.setdefault("ortVersion", ort.version)
             if model is not None:
-                um = user_model(model)
+                um = user_model(model, decoder="ort-decode" in ort_wls)
                 prefix, folder = um.root
                 extra_roots[prefix] = folder
                 params.update(model=um.url, externalData=um.external_data_param())
-                profiles["ort-decode"] = "model-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in um.path.stem)
+                for name in ort_wls:
+                    profiles[name] = "model-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in um.path.stem)
         except EngineError as exc:
             fail(str(exc))
     elif model is not None or ort_version is not None:
-        fail("--model and --ort-version apply to the ort-decode workload (add --workload ort-decode)")
+        fail("--model and --ort-version apply to the ort-decode and ort-run workloads (add --workload ort-decode or ort-run)")
     return extra_roots
 
 
@@ -228,8 +235,8 @@ def run(
     emulation_bytes_per_stage: int = typer.Option(16384, "--emulation-bytes-per-stage", help="Emulated WebGPU: modeled native bytes per shader stage with bindings, at least (default one 16 KiB page; WebKit BindGroup.mm)."),
     emulation_page_bytes: int = typer.Option(16384, "--emulation-page-bytes", help="Emulated WebGPU: round each stage's argument buffer up to this (0: no rounding)."),
     emulation_option: Optional[List[str]] = typer.Option(None, "--emulation-option", help="Emulated WebGPU: another installEmulatedWebGPU option KEY=VALUE (repeatable), e.g. reportCostToJs=true, retainWrappersUntilDone=true, completion=microtask. See web/emulation/webgpu-emulated.js."),
-    model: Optional[Path] = typer.Option(None, "--model", help="ort-decode: a local ONNX decoder (Transformers.js / onnxruntime-genai layout; external data beside it) instead of the built-in fixtures."),
-    ort_version: Optional[str] = typer.Option(None, "--ort-version", help="ort-decode: onnxruntime-web version to load from node_modules/ (default: the pinned 1.31.0-dev.20260914-8d85527a0)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="ort-decode: a local ONNX decoder (Transformers.js / onnxruntime-genai layout); ort-run: any local ONNX model. External data beside it. Instead of the built-in fixtures."),
+    ort_version: Optional[str] = typer.Option(None, "--ort-version", help="ort-decode, ort-run: onnxruntime-web version to load from node_modules/ (default: the pinned 1.31.0-dev.20260914-8d85527a0)."),
     memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the token at which the content process (RSS + modeled native bytes) would exceed it (iOS killed the page at 2,048 MB in the field report). Default off."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh') or a .toml file of them (repeatable); exit 1 when one fails. Grammar: README, Budgets."),
     auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
