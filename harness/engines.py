@@ -93,12 +93,12 @@ class UserModel:
         return [{"path": name, "url": f"/user-model/{self.key}/{name}"} for name in self.external]
 
 
-def user_model(path: str | Path) -> UserModel:
+def user_model(path: str | Path, decoder: bool = True) -> UserModel:
     """Check a ``--model`` file before any browser starts.
 
-    Reads the graph with the ``onnx`` package (weights not loaded): it must parse, have an
-    ``input_ids`` input and a ``logits`` output, and every external data file it references must
-    exist beside it. Raises :class:`EngineError` with a one-line reason otherwise. A file that
+    Reads the graph with the ``onnx`` package (weights not loaded): it must parse, have (when
+    ``decoder``, for ort-decode) an ``input_ids`` input and a ``logits`` output, and every
+    external data file it references must exist beside it. Raises :class:`EngineError` with a one-line reason otherwise. A file that
     parses here but that onnxruntime-web rejects fails its cell with ORT's message.
     """
     import onnx
@@ -113,10 +113,10 @@ def user_model(path: str | Path) -> UserModel:
     inits = {i.name for i in model.graph.initializer}
     inputs = [i.name for i in model.graph.input if i.name not in inits]
     outputs = [o.name for o in model.graph.output]
-    for name in REQUIRED_INPUTS:
+    for name in REQUIRED_INPUTS if decoder else ():
         if name not in inputs:
             raise EngineError(f"--model {path}: no input named {name!r} (inputs: {', '.join(inputs)})")
-    for name in REQUIRED_OUTPUTS:
+    for name in REQUIRED_OUTPUTS if decoder else ():
         if name not in outputs:
             raise EngineError(f"--model {path}: no output named {name!r} (outputs: {', '.join(outputs)})")
     external = []

@@ -181,32 +181,39 @@ def check_kv_capacity(wls: list[Workload], profiles: dict[str, str | None], toke
                             f"max_tokens={cap}; lower --tokens or raise it with --param max_tokens={tokens}")
 
 
+#: Workloads that load onnxruntime-web: they get ``ortDist``/``ortVersion``; ``--model`` applies to them.
+ORT_WORKLOADS = ("ort-decode", "ort-run")
+
+
 def engine_params(wls: list[Workload], profiles: dict[str, str | None], params: dict[str, dict[str, Any]],
                   model: Path | None, ort_version: str | None) -> dict[str, Path]:
-    """For ort-decode: the onnxruntime-web install (``ortDist``/``ortVersion`` params) and a
-    ``--model``'s URL and external data. Updates ``params``/``profiles``; returns the extra
-    server roots (URL prefix → folder). Raises :class:`PlanError` for an engine or model that
-    cannot be used."""
+    """For ort-decode and ort-run: the onnxruntime-web install (``ortDist``/``ortVersion``
+    params) and a ``--model``'s URL and external data (a decoder for ort-decode, any ONNX model
+    for ort-run). Updates ``params``/``profiles``; returns the extra server roots (URL prefix →
+    folder). Raises :class:`PlanError` for an engine or model that cannot be used."""
     from harness.engines import EngineError, find_ort, user_model
 
     extra_roots: dict[str, Path] = {}
-    if not any(w.name == "ort-decode" for w in wls):
+    ort_wls = [w.name for w in wls if w.name in ORT_WORKLOADS]
+    if not ort_wls:
         if model is not None or ort_version is not None:
-            raise PlanError("--model and --ort-version apply to the ort-decode workload (add --workload ort-decode)")
+            raise PlanError("--model and --ort-version apply to the ort-decode and ort-run workloads "
+                            "(add --workload ort-decode or ort-run)")
         return extra_roots
-    mine = params.setdefault("ort-decode", {})
     try:
         ort = find_ort(ort_version)
+        um = user_model(model, decoder="ort-decode" in ort_wls) if model is not None else None
+    except EngineError as exc:
+        raise PlanError(str(exc)) from None
+    for name in ort_wls:
+        mine = params.setdefault(name, {})
         mine.setdefault("ortDist", ort.dist_url)
         mine.setdefault("ortVersion", ort.version)
-        if model is not None:
-            um = user_model(model)
+        if um is not None:
             prefix, folder = um.root
             extra_roots[prefix] = folder
             mine.update(model=um.url, externalData=um.external_data_param())
-            profiles["ort-decode"] = "model-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in um.path.stem)
-    except EngineError as exc:
-        raise PlanError(str(exc)) from None
+            profiles[name] = "model-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in um.path.stem)
     return extra_roots
 
 

@@ -1,13 +1,26 @@
 // Worker bootstrap: probes first, then the workload.
 //
-// Started by runner.html as `new Worker('/web/worker.js?cell=<id>', {type: 'module'})`.
+// Started by runner.html as `new Worker('/web/worker.js?cell=<id>&page=<json>', {type: 'module'})`.
 // Static imports are evaluated before this module's body, so the probes are in place before
 // the workload (or anything it loads, such as onnxruntime-web) is imported.
+//
+// Main-thread mode (a cell whose params set `main_thread`): the runner page imports this module
+// itself and calls start(pageState); the same bootstrap then runs on the page's `window` (the
+// page URL carries `cell`), with the same probes installed on the page's WebGPU prototypes.
+//
+// `page` is what the runner page hands over on every page load (runner.js): {loads,
+// navigation_type, state}. A workload that reloads or navigates its page (lifecycle) reads it as
+// ctx.page and calls ctx.page.navigate(how, state); the page stores `state` in sessionStorage
+// and gives it back after the reload.
 
 import { installProbes, SampleSink, StepProbe } from './probes/index.js';
 
-const cell = new URL(self.location.href).searchParams.get('cell');
+const url = new URL(self.location.href);
+const cell = url.searchParams.get('cell');
 const sink = new SampleSink(cell);
+const isWorker = typeof WorkerGlobalScope !== 'undefined' && self instanceof WorkerGlobalScope;
+/** Status/control messages to the runner page: the Worker's port, or the page's own window. */
+const toPage = (msg) => (isWorker ? self.postMessage(msg) : self.postMessage(msg, self.location.origin));
 
 function errorSample(err) {
   return { kind: 'error', message: String(err?.message ?? err), stack: String(err?.stack ?? '') };
@@ -43,7 +56,7 @@ function timerResolutionUs() {
   return Number.isFinite(best) ? Math.round(best * 1000 * 1000) / 1000 : null;
 }
 
-async function main() {
+async function main(page) {
   const cfg = await (await fetch(`/api/cells/${encodeURIComponent(cell)}`)).json();
   let webgpu = 'real';
   let emulation = null;
@@ -84,6 +97,7 @@ async function main() {
     probes_installed: probes.installed,
     finalization_registry: probes.finalizationRegistry,
     webgpu,
+    thread: isWorker ? 'worker' : 'main',
   };
   const gpu = self.navigator.gpu;
   if (!gpu) {
@@ -104,17 +118,33 @@ async function main() {
     probe: new StepProbe(sink, emulationStats, probes.installed.length > 0),
     log: (message) => sink.post({ kind: 'log', message: String(message) }),
     kernelUrl: (name) => `/workloads/kernels/${name}`,
+    thread: isWorker ? 'worker' : 'main',
+    page: {
+      ...(page ?? { loads: 1, navigation_type: null, state: null }),
+      /** Ask the runner page to 'reload' or 'navigate' away and back; `state` (JSON) comes back
+       *  as ctx.page.state on the next load. Never resolves: the page (and this run) ends. */
+      async navigate(how, state = null) {
+        await sink.flush();
+        toPage({ navigate: how, state });
+        return new Promise(() => {});
+      },
+    },
   };
   const workload = await import(cfg.entry_url);
   const result = await workload.run(ctx);
   await sink.flush();
   await sink.post({ kind: 'done', result: result ?? {} });
-  self.postMessage({ status: 'done' });
+  toPage({ status: 'done' });
 }
 
-main().catch(async (err) => {
-  const msg = String(err?.message ?? err);
-  if (msg.startsWith('SKIP:')) await sink.post({ kind: 'skip', reason: msg.slice(5).trim() });
-  else await sink.post(errorSample(err));
-  self.postMessage({ status: msg.startsWith('SKIP:') ? `skipped: ${msg.slice(5).trim()}` : `failed: ${msg}` });
-});
+/** Run the cell with `page` = {loads, navigation_type, state} from the runner page (or null). */
+export function start(page = null) {
+  return main(page).catch(async (err) => {
+    const msg = String(err?.message ?? err);
+    if (msg.startsWith('SKIP:')) await sink.post({ kind: 'skip', reason: msg.slice(5).trim() });
+    else await sink.post(errorSample(err));
+    toPage({ status: msg.startsWith('SKIP:') ? `skipped: ${msg.slice(5).trim()}` : `failed: ${msg}` });
+  });
+}
+
+if (isWorker) start(JSON.parse(url.searchParams.get('page') ?? 'null'));

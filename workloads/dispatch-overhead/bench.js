@@ -15,6 +15,32 @@
 
 
 const F32 = 4;
+/** Bytes sync-map copies and maps per iteration (the readback of a few values). */
+export const SYNC_MAP_BYTES = 16;
+
+/** Quantiles of sorted values by linear interpolation (numpy's default method). */
+export function quantile(sorted, q) {
+  if (!sorted.length) return null;
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+/**
+ * Summary of per-iteration latencies `us` (µs): {min, p10, median, mean, p90, max} and
+ * `samples`, every value rounded to 0.1 µs and joined with commas (a step's extra holds scalars
+ * only; 64 samples take ~400 characters).
+ */
+export function latencySummary(us) {
+  const s = [...us].sort((a, b) => a - b);
+  const r = (v) => (v === null ? null : Math.round(v * 10) / 10);
+  return {
+    min: r(s[0] ?? null), p10: r(quantile(s, 0.1)), median: r(quantile(s, 0.5)),
+    mean: r(s.length ? s.reduce((a, b) => a + b, 0) / s.length : null), p90: r(quantile(s, 0.9)),
+    max: r(s.length ? s[s.length - 1] : null), samples: us.map((v) => r(v)).join(','),
+  };
+}
 
 /** Initial values x0[i] = i % 251 and increments b[i] = i % 3 + 1 (small integers: exact in f32). */
 export function initialValues(elements) {
@@ -67,6 +93,8 @@ export class DispatchBench {
     this.b = d.createBuffer({ label: 'b', size: this.bytes, usage: storage });
     this.uniform = d.createBuffer({ label: 'u', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     this.staging = d.createBuffer({ label: 'readback', size: this.bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    // sync-map: the "few bytes" an application reads back per sync (a token id, a flag)
+    this.tiny = d.createBuffer({ label: 'readback.16B', size: SYNC_MAP_BYTES, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const { x0, b } = initialValues(this.o.elements);
     this.x0 = x0;
     this.queue.writeBuffer(this.b, 0, b);
@@ -311,8 +339,74 @@ export class DispatchBench {
     return { kernelNs, quantumNs, result, expected: { ...this.expected(n, 1, 1, 2) } };
   }
 
+  /**
+   * A sync-latency method: `iterations` times, wait for `pace()` (nothing, a requestAnimationFrame
+   * or a setTimeout; outside the timed interval), then time one sync with performance.now():
+   *   sync-empty     queue.onSubmittedWorkDone() with nothing submitted since the last sync
+   *   sync-dispatch  encoder, pass, 1 dispatch, finish, submit, onSubmittedWorkDone()
+   *   sync-map       encoder, copyBufferToBuffer of SYNC_MAP_BYTES, submit, mapAsync(READ),
+   *                  getMappedRange, unmap (a readback of a few bytes)
+   *   sync-n         encoder, one pass of n dispatches (none for n = 0), finish, submit,
+   *                  onSubmittedWorkDone()
+   * Dispatches continue the ping-pong chain, and the run ends (untimed) with the usual readback
+   * of the chain, so the result is x0 + (dispatches run) × b.
+   * Resolves to {samplesUs: [µs per iteration], wallMs, chain (dispatches run), result, expected}.
+   */
+  async runSync(method, n, iterations, pace) {
+    const q = this.queue;
+    const d = this.device;
+    const samplesUs = [];
+    let j = 0;
+    let submits = 0;
+    let maps = 0;
+    const t0 = performance.now();
+    for (let i = 0; i < iterations; i++) {
+      // eslint-disable-next-line no-await-in-loop
+      await pace();
+      const a = performance.now();
+      if (method === 'sync-empty') {
+        // eslint-disable-next-line no-await-in-loop
+        await q.onSubmittedWorkDone();
+      } else if (method === 'sync-map') {
+        const enc = d.createCommandEncoder();
+        enc.copyBufferToBuffer(this.x[j % 2], 0, this.tiny, 0, SYNC_MAP_BYTES);
+        q.submit([enc.finish()]);
+        submits += 1;
+        // eslint-disable-next-line no-await-in-loop
+        await this.tiny.mapAsync(GPUMapMode.READ);
+        this.tiny.getMappedRange().slice(0);
+        this.tiny.unmap();
+        maps += 1;
+      } else if (method === 'sync-dispatch' || method === 'sync-n') {
+        const count = method === 'sync-dispatch' ? 1 : n;
+        const enc = d.createCommandEncoder();
+        if (count > 0) {
+          const pass = enc.beginComputePass();
+          for (let k = 0; k < count; k++) this.encode(pass, j++);
+          pass.end();
+        }
+        q.submit([enc.finish()]);
+        submits += 1;
+        // eslint-disable-next-line no-await-in-loop
+        await q.onSubmittedWorkDone();
+      } else {
+        throw new Error(`unknown sync method ${method}`);
+      }
+      samplesUs.push((performance.now() - a) * 1000);
+    }
+    const enc = d.createCommandEncoder();
+    this.copyResult(enc, j);
+    q.submit([enc.finish()]);
+    const result = await this.readResult();
+    const wallMs = performance.now() - t0;
+    return {
+      samplesUs, wallMs, chain: j, result,
+      expected: { submits: submits + 1, commandEncoders: submits + 1, dispatches: j, bindGroups: this.fresh ? j : 0, mapAsync: maps + 1 },
+    };
+  }
+
   destroy() {
-    for (const buf of [...this.x, this.b, this.uniform, this.staging, this.queryResolve, this.queryRead]) buf?.destroy();
+    for (const buf of [...this.x, this.b, this.uniform, this.staging, this.tiny, this.queryResolve, this.queryRead]) buf?.destroy();
     this.querySet?.destroy();
   }
 }

@@ -8,10 +8,16 @@
 // round-major, so drift over time hits every method alike. `token` is the round; `logits_hash`
 // is the FNV-1a hash of the readback, so the harness's tokens_identical check compares the
 // `fresh` and `reused` cells' readbacks. A readback other than x0 + N*b fails the cell.
+//
+// The sync methods (sync-empty, sync-dispatch, sync-map, sync-n; bench.js runSync) time
+// `sync_iterations` syncs per run; the run's step carries the distribution in its extra
+// (sync_us_min/p10/median/mean/p90/max and every sample in sync_us_samples), paced back-to-back,
+// by requestAnimationFrame (main thread only) or by setTimeout, in the worker or, with
+// main_thread=true, on the runner page's main thread.
 
-import { DispatchBench, expectedResult } from './bench.js';
+import { DispatchBench, expectedResult, latencySummary } from './bench.js';
 import { fnv1a32Hex } from '../lib/hash.js';
-import { parseOptions } from './options.js';
+import { parseOptions, SYNC_METHODS } from './options.js';
 
 function median(xs) {
   if (!xs.length) return null;
@@ -27,7 +33,8 @@ export function configurations(o) {
       o.batchSizes.forEach((k, i) => out.push({ method, k, config: `batched-${o.batchLabels[i]}` }));
     } else {
       // k: dispatches per command buffer
-      const k = method === 'one-pass' ? o.n : method === 'kernel' ? o.kernelN : 1;
+      const k = method === 'one-pass' || method === 'sync-n' ? o.n : method === 'kernel' ? o.kernelN
+        : method === 'sync-empty' || method === 'sync-map' ? 0 : 1;
       out.push({ method, k, config: method });
     }
   }
@@ -47,6 +54,13 @@ function sameValues(a, b) {
   return true;
 }
 
+/** The wait before each sync iteration: none (back-to-back), the next animation frame, or a timer. */
+export function pacer(o, scope = globalThis) {
+  if (o.pacing === 'raf') return () => new Promise((r) => scope.requestAnimationFrame(r));
+  if (o.pacing === 'timeout') return () => new Promise((r) => scope.setTimeout(r, o.paceMs));
+  return () => undefined;
+}
+
 export async function run(ctx) {
   if (ctx.adapter.info?.architecture === 'emulated') {
     // web/emulation runs no shaders: the readback that proves every dispatch ran cannot pass, and
@@ -54,6 +68,11 @@ export async function run(ctx) {
     throw new Error('SKIP: dispatch-overhead needs a real WebGPU (its readback checks that every dispatch ran; emulated WebGPU executes no shaders)');
   }
   const o = parseOptions(ctx.params ?? {});
+  const thread = ctx.thread ?? 'worker';
+  if (o.pacing === 'raf' && (thread !== 'main' || typeof globalThis.requestAnimationFrame !== 'function')) {
+    throw new Error('SKIP: pacing=raf paces by requestAnimationFrame, a main-thread clock: add --param main_thread=true');
+  }
+  const pace = pacer(o);
   const ts = timestampSupport(o, ctx.adapter);
   const wantKernel = o.methods.includes('kernel');
   const device = await ctx.adapter.requestDevice({
@@ -66,6 +85,7 @@ export async function run(ctx) {
   if (!res.ok) throw new Error(`fetch add.wgsl: HTTP ${res.status}`);
   const bench = new DispatchBench(device, await res.text(), o, ts.available && wantKernel);
   const perConfig = {};
+  const syncMedians = {};
   const kernelUs = [];
   let kernelQuantumUs = null;
   try {
@@ -82,7 +102,17 @@ export async function run(ctx) {
         ctx.probe.beginStep(step);
         let out;
         const extra = { method: c.method, config: c.config, k: c.k, n, round: r, bind_groups: o.variant };
-        if (c.method === 'phases') {
+        if (SYNC_METHODS.includes(c.method)) {
+          // eslint-disable-next-line no-await-in-loop
+          out = await bench.runSync(c.method, n, o.syncIterations, pace);
+          const lat = latencySummary(out.samplesUs);
+          Object.assign(extra, {
+            iterations: o.syncIterations, pacing: o.pacing, pace_ms: o.pacing === 'timeout' ? o.paceMs : 0, thread,
+            sync_us_min: lat.min, sync_us_p10: lat.p10, sync_us_median: lat.median, sync_us_mean: lat.mean,
+            sync_us_p90: lat.p90, sync_us_max: lat.max, sync_us_samples: lat.samples,
+          });
+          (syncMedians[c.config] ??= []).push(lat.median);
+        } else if (c.method === 'phases') {
           // eslint-disable-next-line no-await-in-loop
           out = await bench.runPhases(n);
           let sum = 0;
@@ -107,7 +137,7 @@ export async function run(ctx) {
           extra.us_per_dispatch = (out.wallMs * 1000) / n;
           if (out.cpuMs !== null) extra.cpu_us_per_dispatch = (out.cpuMs * 1000) / n;
         }
-        const want = expectedResult(o.elements, n);
+        const want = expectedResult(o.elements, out.chain ?? n);
         const ok = sameValues(out.result, want);
         Object.assign(extra, {
           expected_submits: out.expected.submits,
@@ -118,7 +148,7 @@ export async function run(ctx) {
           readback_ok: ok ? 1 : 0,
         });
         ctx.probe.endStep(step, { token: r, logitsHash: fnv1a32Hex(out.result), extra });
-        if (!ok) throw new Error(`${c.config} round ${r}: readback is not x0 + ${n}*b (first values ${[...out.result.slice(0, 4)]}, expected ${[...want.slice(0, 4)]})`);
+        if (!ok) throw new Error(`${c.config} round ${r}: readback is not x0 + ${out.chain ?? n}*b (first values ${[...out.result.slice(0, 4)]}, expected ${[...want.slice(0, 4)]})`);
         if (gpuErrors.length) throw new Error(`WebGPU error: ${gpuErrors.join('; ')}`);
         if (extra.us_per_dispatch !== undefined) (perConfig[c.config] ??= []).push(extra.us_per_dispatch);
         step += 1;
@@ -141,6 +171,10 @@ export async function run(ctx) {
     single_op_sync: o.singleOpSync,
     us_per_dispatch_median: medians,
     overestimation_factor: medians['single-op'] && medians.sequential ? medians['single-op'] / medians.sequential : null,
+    thread,
+    pacing: o.pacing,
+    sync_iterations: o.syncIterations,
+    sync_us_median: Object.fromEntries(Object.entries(syncMedians).map(([k, v]) => [k, med(v)])),
     kernel_only: {
       available: ts.available && wantKernel,
       reason: wantKernel ? ts.reason : 'kernel method not requested',

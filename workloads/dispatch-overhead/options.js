@@ -11,8 +11,17 @@ export const MAX_ELEMENTS = 65536;
 export const MAX_ROUNDS = 10000;
 /** A timestamp query set holds at most 4096 queries (WebGPU spec, createQuerySet), 2 per dispatch. */
 export const MAX_KERNEL_DISPATCHES = 2048;
+/** Iterations of one sync-method run (each one latency sample in the step's extra). */
+export const MAX_SYNC_ITERATIONS = 4096;
+/** sync-n chains n × iterations dispatches: x0 + that × b stays exact in f32 below 2^24 (b ≤ 3). */
+export const MAX_SYNC_CHAIN = 1 << 22;
 
-export const METHODS = ['single-op', 'sequential', 'batched', 'one-pass', 'phases', 'kernel'];
+/** Per-dispatch methods (the default set; n ≥ 1 dispatches per run, figure = wall ÷ n). */
+export const DISPATCH_METHODS = ['single-op', 'sequential', 'batched', 'one-pass', 'phases', 'kernel'];
+/** Sync-latency methods: `iterations` timed syncs per run, each one sample (bench.js runSync). */
+export const SYNC_METHODS = ['sync-empty', 'sync-dispatch', 'sync-map', 'sync-n'];
+export const METHODS = [...DISPATCH_METHODS, ...SYNC_METHODS];
+export const PACINGS = ['none', 'raf', 'timeout'];
 
 function intIn(name, value, lo, hi) {
   const v = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
@@ -29,16 +38,28 @@ function oneOf(name, value, choices) {
 
 /**
  * Options from ctx.params. Returns {variant, n, rounds, methods[], batchSizes[] (numbers; 'all'
- * becomes n), batchLabels[], batchedPass, singleOpSync, timestampQuery, elements, kernelN}.
- * Throws Error with a one-line message on any bad value.
+ * becomes n), batchLabels[], batchedPass, singleOpSync, timestampQuery, elements, kernelN,
+ * syncIterations, pacing, paceMs, mainThread}.
+ * n = 0 is valid only when every method is a sync method (sync-n then submits an empty command
+ * buffer before each sync). Throws Error with a one-line message on any bad value.
  */
 export function parseOptions(params) {
   const variant = oneOf('variant', params.variant ?? 'fresh', ['fresh', 'reused']);
-  const n = intIn('n', params.n ?? 256, 1, MAX_N);
   const rounds = intIn('rounds', params.rounds ?? params.tokens ?? 8, 1, MAX_ROUNDS);
-  const methods = String(params.methods ?? METHODS.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
+  const methods = String(params.methods ?? DISPATCH_METHODS.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
   if (!methods.length) throw new Error('--param methods is empty');
   for (const m of methods) oneOf('methods', m, METHODS);
+  const perDispatch = methods.filter((m) => !SYNC_METHODS.includes(m));
+  const n = intIn('n', params.n ?? 256, 0, MAX_N);
+  if (n === 0 && perDispatch.length) {
+    throw new Error(`--param n=0: must be an integer from 1 to ${MAX_N} for the methods ${perDispatch.join(', ')} ` +
+                    `(n=0 is valid only with the sync methods ${SYNC_METHODS.join(', ')})`);
+  }
+  const syncIterations = intIn('sync_iterations', params.sync_iterations ?? 64, 1, MAX_SYNC_ITERATIONS);
+  if (methods.includes('sync-n') && n * syncIterations > MAX_SYNC_CHAIN) {
+    throw new Error(`--param n=${n} with sync_iterations=${syncIterations}: sync-n chains n × sync_iterations ` +
+                    `dispatches, at most ${MAX_SYNC_CHAIN} (the readback x0 + that × b must stay exact in f32)`);
+  }
   const batchLabels = [];
   const batchSizes = [];
   for (const raw of String(params.batch_sizes ?? '1,16,64,all').split(',').map((s) => s.trim()).filter(Boolean)) {
@@ -64,5 +85,9 @@ export function parseOptions(params) {
     timestampQuery: oneOf('timestamp_query', params.timestamp_query ?? 'auto', ['auto', 'off']),
     elements: intIn('elements', params.elements ?? 64, 1, MAX_ELEMENTS),
     kernelN: Math.min(n, intIn('kernel_max_dispatches', params.kernel_max_dispatches ?? MAX_KERNEL_DISPATCHES, 1, MAX_KERNEL_DISPATCHES)),
+    syncIterations,
+    pacing: oneOf('pacing', params.pacing ?? 'none', PACINGS),
+    paceMs: intIn('pace_ms', params.pace_ms ?? 0, 0, 10000),
+    mainThread: params.main_thread === true || params.main_thread === 'true',
   };
 }

@@ -62,7 +62,8 @@ def _measured(steps: pd.DataFrame) -> pd.DataFrame:
 
 
 def _configs(steps: pd.DataFrame) -> list[str]:
-    present = [c for c in steps["extra_config"].dropna().unique() if c != "kernel"]
+    # kernel-only and the sync-latency methods (sync-*) have no per-dispatch wall figure
+    present = [c for c in steps["extra_config"].dropna().unique() if c != "kernel" and not str(c).startswith("sync-")]
     return [c for c in METHOD_ORDER if c in present] + sorted(c for c in present if c not in METHOD_ORDER)
 
 
@@ -76,6 +77,8 @@ def method_table(tables) -> list[dict]:
     if not len(cells) or "extra_config" not in steps:
         return []
     steps = _measured(steps[steps["cell"].isin(cells["cell"])])
+    if "extra_us_per_dispatch" not in steps:  # a run of sync methods only
+        steps = steps.assign(extra_us_per_dispatch=float("nan"))
     configs = _configs(steps)
     out = []
     for _, row in cells.iterrows():
