@@ -180,7 +180,7 @@ def onnxruntime(tables) -> dict | None:
     body.append("</table>")
     charts = {}
     if fig.data:
-        fig.update_layout(title="Bind group cache hit rate per token (web/bindgroup-cache.js)", xaxis_title="token",
+        fig.update_layout(title="Bind group cache hit rate per token (workloads/lib/bind-group-cache.js)", xaxis_title="token",
                           yaxis_title="hits / (hits + misses)", yaxis_range=[0, 1.02], template="plotly_white",
                           legend={"orientation": "h", "y": -0.25})
         charts["ort_cache_hit_rate"] = json.loads(fig.to_json())

@@ -12,7 +12,7 @@
 //   released after it; a new GPUBindGroup every dispatch, its layout from
 //   pipeline.getBindGroupLayout(0) (what the EP does).
 // variant 'reuse': each node owns its uniform buffer, written only when its bytes change; bind
-//   groups come from BindGroupCache, keyed on the layout and the bound buffers.
+//   groups come from BindGroupReuseCache (bind-group-reuse.js), keyed on the layout and the bound buffers.
 
 import { OPS, packUniforms, resolveUniforms, uniformBytes } from './ops.js';
 
@@ -42,7 +42,7 @@ export class DecodeExecutor {
   /**
    * @param {object} o
    *   device, graph, pipelines (createPipelines), variant ('fresh' | 'reuse'),
-   *   storage (BucketBufferCache), uniformCache (SimpleUniformCache), bindGroups (BindGroupCache),
+   *   storage (BucketBufferCache), uniformCache (SimpleUniformCache), bindGroups (BindGroupReuseCache),
    *   ids (BufferIds), persistent: Map(tensor name -> GPUBuffer) for weights and KV caches,
    *   maxPendingDispatches (16 in the EP)
    */
@@ -118,7 +118,7 @@ export class DecodeExecutor {
 
   /** Encode, submit and read back one token. Resolves to {token, logits, maxLogit, stats}. */
   async runToken({ token, pos }) {
-    const tokenInputs = { token, pos, total_len: pos + 1 };
+    const tokenInputs = { token, pos, total_len: pos + 1, kv_capacity: this.graph.maxTokens };
     this.tok = { dispatches: 0, bindGroupsCreated: 0, uniformWrites: 0, submits: 0 };
     const created0 = this.storage.stats.created;
     const live = new Map(this.persistent);

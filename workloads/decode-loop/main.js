@@ -4,13 +4,12 @@
 // one pipeline per kernel (workloads/kernels/*.wgsl) and decodes ctx.params.tokens tokens
 // greedily, one probe step per token. See executor.js for the dispatch path and the two variants.
 
-import { BindGroupCache } from './bind-group-cache.js';
+import { BindGroupReuseCache } from './bind-group-reuse.js';
 import { BucketBufferCache, BufferIds, SimpleUniformCache } from './buffer-cache.js';
 import { DecodeExecutor, createPipelines } from './executor.js';
 import { buildDecodeGraph, graphCounts } from './graph.js';
-import { weightData } from './graph-fused.js';
 import { ReferenceModel, top2 } from './reference.js';
-import { generateWeights } from './weights.js';
+import { generateWeights, weightData } from './weights.js';
 import { fnv1a32Hex } from '../lib/hash.js';
 
 
@@ -62,7 +61,7 @@ async function setup(ctx, o, device, s) {
   s.graph = buildDecodeGraph(o.profile, { graph: o.graph });
   const weights = generateWeights(o.profile, o.seed);
   const ids = new BufferIds();
-  s.bindGroups = o.variant === 'reuse' ? new BindGroupCache(device, ids) : null;
+  s.bindGroups = o.variant === 'reuse' ? new BindGroupReuseCache(device, ids) : null;
   s.storage = new BucketBufferCache(device, { pop: o.bufferCachePop, ids, onDestroy: (b) => s.bindGroups?.dropBuffer(b) });
   s.uniformCache = new SimpleUniformCache(device, { ids });
   // Weights and KV caches come from the storage buffer cache too (the EP allocates
