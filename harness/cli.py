@@ -64,7 +64,8 @@ def parse_bytes(text: str, option: str) -> int:
 
 #: installEmulatedWebGPU options settable with --emulation-option (web/emulation/webgpu-emulated.js)
 EMULATION_OPTIONS = ("reportCostToJs", "retainWrappersUntilDone", "completion", "contents", "limits",
-                     "logUncapturedErrors", "argumentBytes")
+                     "logUncapturedErrors", "argumentBytes", "memoryBudgetBytes", "atMemoryBudget",
+                     "encoderRetainsBindGroups", "bufferRecordsEncoders", "encoderRecordBytes")
 
 
 def _emulation_options(values: Optional[List[str]]) -> dict:
@@ -287,7 +288,7 @@ def run(
     print_summary(run_dir)
     budget_failures = cli_stats.after_run(run_dir, budgets, t)
     console.print(f"report: {report}")
-    failed = [c for c in cells if c.status == "failed"]
+    failed = [c for c in cells if c.status not in ("ok", "skipped")]  # failed, device-lost
     if failed:
         err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed), highlight=False,
                   markup=False, emoji=False)

@@ -59,6 +59,11 @@ class StepCounters(BaseModel):
     dispatchWorkgroupsIndirect: Count = 0
     mapAsync: Count = 0
     bufferDestroy: Count = 0
+    beginComputePass: Count = 0
+    copyBufferToBuffer: Count = 0
+    onSubmittedWorkDone: Count = 0
+    #: bytes asked of GPUDevice.createBuffer (descriptor.size)
+    createBufferBytes: Count = 0
 
 
 class LiveObjects(BaseModel):
@@ -71,6 +76,12 @@ class LiveObjects(BaseModel):
     buffers_created: Count
     buffers_collected: Count
     buffers_live: Count
+    #: bytes: createBuffer sizes; destroyed (destroy() or device destroy/loss); collected before
+    #: being destroyed; live = created - destroyed - collected
+    buffer_bytes_created: Count
+    buffer_bytes_destroyed: Count
+    buffer_bytes_collected: Count
+    buffer_bytes_live: int
 
 
 class StepSample(_Sample):
@@ -88,6 +99,28 @@ class StepSample(_Sample):
     extra: dict[str, Scalar] = Field(default_factory=dict, max_length=64)
     #: Under emulated WebGPU: the emulation's ledger (modeled_native_bytes, bind_groups_live ...)
     emulation: dict[str, Scalar] | None = None
+
+
+class DeviceLostSample(_Sample):
+    """A GPUDevice was lost during the run (web/probes/device-events.js); the cell ends
+    ``device-lost``. ``reason`` is GPUDeviceLostInfo.reason (``unknown`` or ``destroyed``: a
+    device destroyed with destroy() and then used); ``step`` the step it fell in (None before the
+    first); ``destroy_step`` the step of the destroy() call."""
+
+    kind: Literal["device_lost"]
+    reason: str = Field(max_length=100)
+    message: str = Field("", max_length=5_000)
+    step: int | None = None
+    destroy_step: int | None = None
+
+
+class UncapturedErrorSample(_Sample):
+    """A GPUDevice ``uncapturederror`` event (web/probes/device-events.js)."""
+
+    kind: Literal["uncaptured_error"]
+    message: str = Field(max_length=5_000)
+    error_type: str = Field("GPUError", max_length=100)
+    step: int | None = None
 
 
 class LogSample(_Sample):
@@ -124,7 +157,8 @@ class UasmSample(_Sample):
 
 
 PageSample = Annotated[
-    Union[EnvSample, StepSample, LogSample, ErrorSample, SkipSample, DoneSample, UasmSample],
+    Union[EnvSample, StepSample, LogSample, ErrorSample, SkipSample, DoneSample, UasmSample, DeviceLostSample,
+          UncapturedErrorSample],
     Field(discriminator="kind"),
 ]
 
