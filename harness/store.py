@@ -79,7 +79,9 @@ class SampleStore:
 
     def _update(self, state: CellState, sample: dict[str, Any]) -> None:
         kind = sample.get("kind")
-        if kind in ("process_memory", "worker_heap"):
+        # only the worker's own samples say it is alive: the page's uasm samples keep coming
+        # from a page whose worker hangs (or the step timeout would never fire)
+        if kind in ("process_memory", "worker_heap", "uasm"):
             return
         state.last_sample_monotonic = time.monotonic()
         if kind == "step":
