@@ -194,9 +194,12 @@ def _check_kv_capacity(wls, profiles, tokens: int, params: dict) -> None:
     for wl in wls:
         prof = wl.profiles.get(profiles.get(wl.name) or "", {})
         cap = params.get("max_tokens", prof.get("max_tokens"))
-        if isinstance(cap, int) and tokens > cap:
-            fail(f"--tokens {tokens} exceeds {wl.name} profile {profiles[wl.name]}'s KV capacity max_tokens={cap}; "
-                 f"lower --tokens or raise it with --param max_tokens={tokens}")
+        per_call = params.get("tokens_per_call") if "tokens_per_call" in wl.parameters else None
+        # decode-loop generate calls (tokens_per_call > 0) each start again at position 0
+        positions = min(tokens, per_call) if isinstance(per_call, int) and per_call > 0 else tokens
+        if isinstance(cap, int) and positions > cap:
+            fail(f"--tokens {positions} exceeds {wl.name} profile {profiles[wl.name]}'s KV capacity max_tokens={cap}; "
+                 f"lower --tokens or raise it with --param max_tokens={positions}")
 
 
 def _available(name: str, browser_path: Optional[str]) -> bool:
