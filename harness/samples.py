@@ -77,11 +77,12 @@ class LiveObjects(BaseModel):
     buffers_collected: Count
     buffers_live: Count
     #: bytes: createBuffer sizes; destroyed (destroy() or device destroy/loss); collected before
-    #: being destroyed; live = created - destroyed - collected
-    buffer_bytes_created: Count
-    buffer_bytes_destroyed: Count
-    buffer_bytes_collected: Count
-    buffer_bytes_live: int
+    #: being destroyed; live = created - destroyed - collected. None: not measured (a sender
+    #: older than these fields, e.g. the native bench)
+    buffer_bytes_created: Count | None = None
+    buffer_bytes_destroyed: Count | None = None
+    buffer_bytes_collected: Count | None = None
+    buffer_bytes_live: int | None = None
 
 
 class StepSample(_Sample):
