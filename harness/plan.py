@@ -39,7 +39,8 @@ DEFAULT_MEMORY_INTERVAL_S = 0.25
 EMULATION_DEFAULTS: dict[str, Any] = {"limits": "webkit-apple7"}
 #: installEmulatedWebGPU options settable with --emulation-option (web/emulation/webgpu-emulated.js).
 EMULATION_OPTIONS = ("bytesPerStage", "pageBytes", "reportCostToJs", "retainWrappersUntilDone", "completion",
-                     "contents", "limits", "logUncapturedErrors", "argumentBytes")
+                     "contents", "limits", "logUncapturedErrors", "argumentBytes", "memoryBudgetBytes",
+                     "atMemoryBudget", "encoderRetainsBindGroups", "bufferRecordsEncoders", "encoderRecordBytes")
 
 _UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
 
@@ -175,10 +176,14 @@ def check_kv_capacity(wls: list[Workload], profiles: dict[str, str | None], toke
     overrides) cannot hold ``tokens`` positions, instead of failing every cell at that token."""
     for wl in wls:
         prof = wl.profiles.get(profiles.get(wl.name) or "", {})
-        cap = params.get(wl.name, {}).get("max_tokens", prof.get("max_tokens"))
-        if isinstance(cap, int) and tokens > cap:
-            raise PlanError(f"--tokens {tokens} exceeds {wl.name} profile {profiles[wl.name]}'s KV capacity "
-                            f"max_tokens={cap}; lower --tokens or raise it with --param max_tokens={tokens}")
+        mine = {**wl.defaults(), **params.get(wl.name, {})}
+        cap = mine.get("max_tokens", prof.get("max_tokens"))
+        per_call = mine.get("tokens_per_call") if "tokens_per_call" in wl.parameters else None
+        # decode-loop generate calls (tokens_per_call > 0) each start again at position 0
+        positions = min(tokens, per_call) if isinstance(per_call, int) and per_call > 0 else tokens
+        if isinstance(cap, int) and positions > cap:
+            raise PlanError(f"--tokens {positions} exceeds {wl.name} profile {profiles[wl.name]}'s KV capacity "
+                            f"max_tokens={cap}; lower --tokens or raise it with --param max_tokens={positions}")
 
 
 #: Workloads that load onnxruntime-web: they get ``ortDist``/``ortVersion``; ``--model`` applies to them.

@@ -21,7 +21,7 @@ COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}
 LIVE_COLUMNS = [k.name for k in catalog.live_keys()]
 #: Columns from the emulated WebGPU's ledger (web/emulation/memory-model.js); empty when real.
 EMULATION_COLUMNS = ["modeled_native_bytes", "native_bind_groups_live", "native_bind_groups_released",
-                     "modeled_bytes_per_compute_bind_group"]
+                     "modeled_bytes_per_compute_bind_group", "modeled_buffer_bytes", "buffer_contents_js_bytes"]
 #: Process types that host the page and its worker (where the engine charges bind groups'
 #: memory on Apple platforms: the web content process; references.md, WebKit BindGroup.mm).
 CONTENT_PROCESS_TYPES = ("renderer", "WebKitWebProcess", "WebContent")
@@ -87,10 +87,13 @@ def build(run_dir: Path) -> Tables:
             env[keys["cell"]] = s
         elif kind == "done":
             results[keys["cell"]] = s.get("result") or {}
-        if kind in ("error", "skip", "log", "cell_status"):
+        if kind in ("error", "skip", "log", "cell_status", "device_lost", "uncaptured_error"):
+            detail = s.get("stack") or (s.get("reason") if kind == "cell_status" else "")
+            if kind in ("device_lost", "uncaptured_error"):
+                detail = f"step {s.get('step')}: " + (s.get("reason") or s.get("error_type") or "")
             event_rows.append({"cell": keys["cell"], "kind": kind, "received_s": s.get("received_s"),
                                "message": s.get("message") or s.get("reason") or s.get("status"),
-                               "detail": s.get("stack") or (s.get("reason") if kind == "cell_status" else "")})
+                               "detail": detail})
     steps = pd.DataFrame(step_rows)
     for col in STEP_COLUMNS:
         if col not in steps:
@@ -177,8 +180,9 @@ def _content(memory: pd.DataFrame) -> pd.DataFrame:
 
 def _jetsam(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, budget: int | None) -> None:
     """Fill ``would_be_killed_at_token``: the first token at which the content process's RSS
-    (measured, psutil; the largest content process) plus the modeled native bytes of live bind groups (emulated WebGPU only)
-    exceeds ``budget`` bytes — iOS killed the page at 2,048 MB in the onnxruntime field report
+    (measured, psutil; the largest content process) plus the modeled native bytes of live bind groups
+    and of buffers (emulated WebGPU only; buffer bytes less those the emulation holds as JS
+    ArrayBuffers, which the RSS already has) exceeds ``budget`` bytes — iOS killed the page at 2,048 MB in the onnxruntime field report
     (references.md). The RSS used for a token is the largest sampled while that token was the
     last one reached."""
     summary["memory_budget_bytes"] = budget
@@ -191,6 +195,8 @@ def _jetsam(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, bu
         c = content[content["cell"] == row["cell"]].dropna(subset=["token"])
         rss = c.groupby("token")["rss_bytes"].max().reindex(s.index).ffill().fillna(0) if len(s) else pd.Series(dtype=float)
         modeled = s["modeled_native_bytes"].fillna(0) if len(s) else pd.Series(dtype=float)
+        if len(s):
+            modeled = modeled + (s["modeled_buffer_bytes"].fillna(0) - s["buffer_contents_js_bytes"].fillna(0)).clip(lower=0)
         over = (rss + modeled) > budget
         killed.append(int(over.idxmax()) if len(over) and over.any() else None)
     summary["would_be_killed_at_token"] = pd.array(killed, dtype="Int64")

@@ -27,6 +27,7 @@ function errorSample(err) {
 }
 
 self.addEventListener('unhandledrejection', (e) => { sink.post(errorSample(e.reason)); });
+let settleProbes = async () => {};
 self.addEventListener('error', (e) => { sink.post(errorSample(e.error ?? e.message)); });
 
 async function adapterInfo(adapter) {
@@ -65,7 +66,13 @@ async function main(page) {
     // No WebGPU in this engine (WebKitGTK), or asked for: install the emulated WebGPU
     // (web/emulation/) before the probes, so the probes wrap its prototypes.
     emulation = await import(cfg.emulation_module);
-    emulation.installEmulatedWebGPU(self, cfg.emulation_options ?? {});
+    // at an emulated kill-page (web/emulation/memory-budget.js) the page is gone: say so, then
+    // post nothing more
+    const onKillPage = (info) => {
+      sink.post({ kind: 'error', message: `emulated kill-page: ${info.message}`, stack: '' });
+      sink.close();
+    };
+    emulation.installEmulatedWebGPU(self, { ...(cfg.emulation_options ?? {}), onKillPage });
     webgpu = 'emulated';
     const requestDevice = self.GPUAdapter.prototype.requestDevice;
     self.GPUAdapter.prototype.requestDevice = async function (...args) {
@@ -74,14 +81,17 @@ async function main(page) {
       return device;
     };
   }
-  const probes = installProbes(self, { counters: cfg.probes !== false });
+  const probes = installProbes(self, { counters: cfg.probes !== false, post: (sample) => sink.post(sample) });
+  settleProbes = probes.settle;
   const emulationStats = emulation ? () => {
     // modeled native memory of every emulated device (web/emulation/memory-model.js)
-    const out = { modeled_native_bytes: 0, native_bind_groups_live: 0, native_bind_groups_released: 0,
-      modeled_bytes_per_compute_bind_group: null };
+    const out = { modeled_native_bytes: 0, modeled_buffer_bytes: 0, buffer_contents_js_bytes: 0,
+      native_bind_groups_live: 0, native_bind_groups_released: 0, modeled_bytes_per_compute_bind_group: null };
     for (const d of devices) {
       const s = emulation.emulationStats(d);
       out.modeled_native_bytes += s.modeledNativeBytes;
+      out.modeled_buffer_bytes += s.modeledBufferBytes;
+      out.buffer_contents_js_bytes += s.bufferContentsJsBytes;
       out.native_bind_groups_live += s.bindGroupsLive;
       out.native_bind_groups_released += s.bindGroupsCollected;
       out.modeled_bytes_per_compute_bind_group ??= s.model?.bytesPerComputeOnlyBindGroup ?? null;
@@ -140,6 +150,7 @@ async function main(page) {
 /** Run the cell with `page` = {loads, navigation_type, state} from the runner page (or null). */
 export function start(page = null) {
   return main(page).catch(async (err) => {
+    await settleProbes(); // a device loss the engine already decided is posted before this error
     const msg = String(err?.message ?? err);
     if (msg.startsWith('SKIP:')) await sink.post({ kind: 'skip', reason: msg.slice(5).trim() });
     else await sink.post(errorSample(err));

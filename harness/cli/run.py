@@ -211,7 +211,7 @@ def run(
         err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
         raise typer.Exit(130)
     analysis = finish(run_dir, budgets)
-    failed = [c for c in cells if c.status == "failed"]
+    failed = [c for c in cells if c.status not in ("ok", "skipped")]  # failed, device-lost
     if failed:
         err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed),
                   highlight=False, markup=False, emoji=False)

@@ -22,12 +22,17 @@ from harness.cli.run import sigterm_as_interrupt
 
 
 def settle_served_cells(runner) -> None:
-    """Give each served cell whose worker reported done/skip/error its status."""
+    """Give each served cell whose worker reported done/skip/error its status (``device-lost``
+    when the worker reported a lost device first, as in ``run``)."""
+    from harness.drive.runner import lost_or
+
     for cell in runner.cells:
         st = runner.store.cells[cell.cell]
         if st.outcome and cell.status == "pending":
             cell.status = {"done": "ok", "skip": "skipped"}.get(st.outcome, "failed")
             cell.reason = st.reason if cell.status != "failed" else f"workload error: {st.reason}"
+            if st.device_lost is not None and st.outcome != "skip":
+                cell.status, cell.reason = lost_or(st, "failed", cell.reason or "the workload finished")
             runner.record_env(cell, st.env)
             runner.write_manifest()
             say(f"{cell.cell}: {cell.status} {cell.reason}")

@@ -3,7 +3,8 @@
 One browser launch serves all of its cells; each cell gets a fresh browser context. A cell
 ends when the worker posts ``done``, ``error`` or ``skip``, when the browser dies, or when no
 sample arrives for ``step_timeout_s``. Whatever was received stays in ``samples.jsonl``; the
-cell is marked ``failed`` with the reason.
+cell is marked ``failed`` with the reason, or ``device-lost`` when the worker reported a lost
+GPUDevice (a ``device_lost`` sample) before it ended.
 """
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ def version_from_user_agent(ua: str) -> str:
 
 
 Progress = Callable[[str, Cell, dict], None]
+
+
+def lost_or(state, status: str, reason: str) -> tuple[str, str]:
+    """(``device-lost``, why) when the worker reported a lost device, else (status, reason)."""
+    lost = state.device_lost
+    if lost is None:
+        return status, reason
+    where = "before the first step" if lost.get("step") is None else f"at step {lost['step']}"
+    return "device-lost", (f"device lost {where} ({lost.get('reason')}: {lost.get('message')}); then {reason}; "
+                           f"{state.steps} steps were received and kept")
 
 
 def cell_config(cell: Cell, wl: Workload, plan: RunPlan) -> dict[str, Any]:
@@ -195,7 +206,7 @@ class Runner:
                 if idle > limit:
                     where = "before the worker reported" if state.env is None else (
                         "before the first step" if state.last_step is None else f"after step {state.last_step}")
-                    self._finish(cell, "failed", f"timed out: no sample for {idle:.0f} s {where}")
+                    self._finish(cell, *lost_or(state, "failed", f"timed out: no sample for {idle:.0f} s {where}"))
                     return
         finally:
             for probe in reversed(started):
@@ -204,7 +215,10 @@ class Runner:
                 except Exception:  # a probe's failure to stop never hides the cell's outcome
                     pass
         self.record_env(cell, state.env)
-        if state.outcome == "done":
+        if state.device_lost is not None and state.outcome != "skip":
+            then = "the workload finished" if state.outcome == "done" else f"workload error: {state.reason}"
+            self._finish(cell, *lost_or(state, "failed", then))
+        elif state.outcome == "done":
             self._finish(cell, "ok", "")
         elif state.outcome == "skip":
             self._finish(cell, "skipped", state.reason)

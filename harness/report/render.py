@@ -77,7 +77,8 @@ def render(analysis, out_dir: Path | None = None) -> Path:
     html = env.get_template("report.html.j2").render(
         sections=sections, manifest=t.manifest, summary=summary.to_dict("records"),
         peak_cols=[c for c in summary.columns if c.startswith("peak_rss_bytes_")],
-        events=t.events[t.events["kind"].isin(["error", "skip", "cell_status"])].to_dict("records"),
+        events=t.events[t.events["kind"].isin(["error", "skip", "cell_status", "device_lost",
+                                                "uncaptured_error"])].to_dict("records"),
         envs=t.env, chart_json=_json(all_charts), plotly_js=get_plotlyjs())
     out = Path(out_dir or analysis.out_dir) / "report.html"
     out.write_text(html, encoding="utf-8")

@@ -48,9 +48,11 @@ class EnvSample(_Sample):
 StepCounters = create_model("StepCounters", __config__=ConfigDict(extra="forbid"),
                             **{c.name: (Count, 0) for c in catalog.counters()})
 #: Cumulative wrapper counts from FinalizationRegistry (web/probes/live-objects.js), one field
-#: per live key of the catalog.
-LiveObjects = create_model("LiveObjects", __config__=ConfigDict(extra="forbid"),
-                           **{k.name: (Count, ...) for k in catalog.live_keys()})
+#: per live key of the catalog; ``optional`` keys may be missing or null (a sender older than
+#: them, e.g. the native bench: not measured), ``signed`` ones may go below zero.
+LiveObjects = create_model("LiveObjects", __config__=ConfigDict(extra="forbid"), **{
+    k.name: ((int if k.signed else Count) | None, None) if k.optional else (int if k.signed else Count, ...)
+    for k in catalog.live_keys()})
 
 
 class StepSample(_Sample):
@@ -68,6 +70,28 @@ class StepSample(_Sample):
     extra: dict[str, Scalar] = Field(default_factory=dict, max_length=64)
     #: Under emulated WebGPU: the emulation's ledger (modeled_native_bytes, bind_groups_live ...)
     emulation: dict[str, Scalar] | None = None
+
+
+class DeviceLostSample(_Sample):
+    """A GPUDevice was lost during the run (web/probes/device-events.js); the cell ends
+    ``device-lost``. ``reason`` is GPUDeviceLostInfo.reason (``unknown`` or ``destroyed``: a
+    device destroyed with destroy() and then used); ``step`` the step it fell in (None before the
+    first); ``destroy_step`` the step of the destroy() call."""
+
+    kind: Literal["device_lost"]
+    reason: str = Field(max_length=100)
+    message: str = Field("", max_length=5_000)
+    step: int | None = None
+    destroy_step: int | None = None
+
+
+class UncapturedErrorSample(_Sample):
+    """A GPUDevice ``uncapturederror`` event (web/probes/device-events.js)."""
+
+    kind: Literal["uncaptured_error"]
+    message: str = Field(max_length=5_000)
+    error_type: str = Field("GPUError", max_length=100)
+    step: int | None = None
 
 
 class LogSample(_Sample):
@@ -104,7 +128,8 @@ class UasmSample(_Sample):
 
 
 PageSample = Annotated[
-    Union[EnvSample, StepSample, LogSample, ErrorSample, SkipSample, DoneSample, UasmSample],
+    Union[EnvSample, StepSample, LogSample, ErrorSample, SkipSample, DoneSample, UasmSample, DeviceLostSample,
+          UncapturedErrorSample],
     Field(discriminator="kind"),
 ]
 

@@ -43,6 +43,9 @@ from harness.stats.estimators import (BCA_MAX_N, CONFIDENCE, N_RESAMPLES, SEED, 
 from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, OTHER_METRICS, STEP_SLOPES, TOKEN_METRICS,
                                    default_stat, deterministic, metric_kind, metric_unit)
 
+#: Cell statuses that count as a failure of their configuration (budgets fail on them).
+FAILED_STATUSES = ("failed", "device-lost")
+
 
 
 @dataclass
@@ -308,7 +311,7 @@ def compute(tables, warmup: int = DEFAULT_WARMUP, metrics: list[str] | None = No
     cells = cells_of(tables)
     names = metrics or available_metrics([c for c in cells if c.status == "ok"])
     groups: dict[GroupKey, GroupStats] = {}
-    for key, members in groups_of(c for c in cells if c.status in ("ok", "failed")).items():
+    for key, members in groups_of(c for c in cells if c.status in ("ok", *FAILED_STATUSES)).items():
         ok = [c for c in members if c.status == "ok"]
         env = {k: sorted({str(c.env.get(k)) for c in members if c.env.get(k)})
                for k in ("browser_version", "adapter", "webgpu", "machine", "os", "cpu")}
@@ -317,7 +320,7 @@ def compute(tables, warmup: int = DEFAULT_WARMUP, metrics: list[str] | None = No
             e = estimate(ok, m, warmup, confidence=confidence)
             if e is not None:
                 est[m] = e
-        groups[key] = GroupStats(key, [c.cell for c in ok], [c.cell for c in members if c.status == "failed"],
+        groups[key] = GroupStats(key, [c.cell for c in ok], [c.cell for c in members if c.status in FAILED_STATUSES],
                                  {k: v for k, v in env.items() if v}, est)
     diffs: list[Difference] = []
     if differences:

@@ -35,11 +35,14 @@ class Counter:
 
 @dataclass(frozen=True)
 class LiveKey:
-    """One live-object count of a step sample's ``live`` (also its steps.csv column)."""
+    """One live-object count of a step sample's ``live`` (also its steps.csv column).
+    ``optional``: senders may leave it out (not measured); ``signed``: it may be negative."""
 
     name: str
     unit: str
     what: str
+    optional: bool = False
+    signed: bool = False
 
 
 def _array(text: str, name: str) -> list[dict]:

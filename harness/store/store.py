@@ -26,6 +26,8 @@ class CellState:
     env: dict[str, Any] | None = None
     outcome: str | None = None  # "done", "error", "skip"
     reason: str = ""
+    #: the first ``device_lost`` sample that arrived before the outcome (the cell ends device-lost)
+    device_lost: dict[str, Any] | None = None
     finished: threading.Event = field(default_factory=threading.Event)
 
 
@@ -77,7 +79,9 @@ class SampleStore:
 
     def _update(self, state: CellState, sample: dict[str, Any]) -> None:
         kind = sample.get("kind")
-        if kind in ("process_memory", "worker_heap"):
+        # only the worker's own samples say it is alive: the page's uasm samples keep coming
+        # from a page whose worker hangs (or the step timeout would never fire)
+        if kind in ("process_memory", "worker_heap", "uasm"):
             return
         state.last_sample_monotonic = time.monotonic()
         if kind == "step":
@@ -85,6 +89,8 @@ class SampleStore:
             state.last_step = sample.get("step")
         elif kind == "env":
             state.env = sample
+        elif kind == "device_lost" and state.outcome is None and state.device_lost is None:
+            state.device_lost = sample
         elif kind in ("done", "error", "skip") and state.outcome is None:
             state.outcome = kind
             state.reason = sample.get("reason") or sample.get("message") or ""

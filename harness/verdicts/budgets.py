@@ -4,7 +4,7 @@ One budget is one line (README.md, "Budgets", has the full grammar)::
 
     [browser/]workload[/variant][@profile]: [stat(]metric[)] OP limit [after token N]
 
-    ort-decode/bindgroup-cache: bind_groups_per_token <= 1 after token 32
+    ort-decode/bind-group-cache: bind_groups_per_token <= 1 after token 32
     webkit/*: live_bind_groups_max <= 5000
     chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh
     chromium/decode-loop/reuse@tiny: p90(ms_per_token) < 1.10 * baseline     (compare only)
@@ -30,7 +30,7 @@ Files are TOML (``tomllib``)::
 
     [[budget]]
     name = "bind group cache works"        # optional; the JUnit testcase name
-    check = "ort-decode/bindgroup-cache: bind_groups_per_token <= 1 after token 32"
+    check = "ort-decode/bind-group-cache: bind_groups_per_token <= 1 after token 32"
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from harness.verdicts import budgets as B
 
 
 @pytest.mark.parametrize("text, expect", [
-    ("ort-decode/bindgroup-cache: bind_groups_per_token <= 1 after token 32",
-     dict(browser="*", workload="ort-decode", variant="bindgroup-cache", stat="median", limit=1, after=32)),
+    ("ort-decode/bind-group-cache: bind_groups_per_token <= 1 after token 32",
+     dict(browser="*", workload="ort-decode", variant="bind-group-cache", stat="median", limit=1, after=32)),
     ("webkit/*: live_bind_groups_max <= 5000", dict(browser="webkit", workload="*", variant="*", stat="mean", limit=5000)),
     ("chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh",
      dict(browser="chromium", workload="decode-loop", variant="reuse", ref="fresh", factor=0.95, limit=None)),

@@ -18,11 +18,11 @@ def _expected(name: str) -> list[int]:
 
 @pytest.fixture(scope="module")
 def ort_run(tmp_path_factory):
-    """tiny model, 48 tokens, default / bindgroup-cache / force-gc, static KV cache (one shared
+    """tiny model, 48 tokens, default / bind-group-cache / force-gc, static KV cache (one shared
     past/present buffer per layer, as onnxruntime-genai does)."""
     d = tmp_path_factory.mktemp("ort") / "run"
     cli = run_cli("run", "--browser", "chromium", "--workload", "ort-decode", "--profile", "tiny", "--tokens", "48",
-                  "--variant", "default,bindgroup-cache,force-gc", "--param", "kvCache=static", run_dir=d)
+                  "--variant", "default,bind-group-cache,force-gc", "--param", "kvCache=static", run_dir=d)
     assert cli.returncode == 0, cli.stdout + cli.stderr
     return load_run(cli)
 
@@ -39,15 +39,15 @@ def test_default_creates_one_bind_group_per_dispatch_every_token(ort_run):
 
 def test_tokens_match_onnxruntime_cpu_and_agree_across_variants(ort_run):
     expected = _expected("tiny")[:48]
-    for variant in ("default", "bindgroup-cache", "force-gc"):
+    for variant in ("default", "bind-group-cache", "force-gc"):
         assert ort_run.cell_steps(variant)["token"].tolist() == expected, variant
     # the cache hands ORT the very bind groups it would have built: bit-identical logits
-    assert ort_run.cell_steps("default")["logits_hash"].tolist() == ort_run.cell_steps("bindgroup-cache")["logits_hash"].tolist()
+    assert ort_run.cell_steps("default")["logits_hash"].tolist() == ort_run.cell_steps("bind-group-cache")["logits_hash"].tolist()
     assert set(ort_run.summary["tokens_identical"]) == {"yes"}
 
 
-def test_bindgroup_cache_hits_over_last_half(ort_run):
-    st = ort_run.cell_steps("bindgroup-cache")
+def test_bind_group_cache_hits_over_last_half(ort_run):
+    st = ort_run.cell_steps("bind-group-cache")
     last = st[st["step"] >= 24]
     hits, misses = last["extra_bind_group_cache_hits"].sum(), last["extra_bind_group_cache_misses"].sum()
     assert hits / (hits + misses) >= 0.99, (hits, misses)
@@ -64,9 +64,9 @@ def test_force_gc_collects_bind_groups(ort_run):
 
 def test_cache_size_never_exceeds_a_small_cap(tmp_path):
     r = run_cli("run", "--browser", "chromium", "--workload", "ort-decode", "--profile", "tiny", "--tokens", "6",
-                "--variant", "bindgroup-cache", "--param", "bindGroupCacheMaxEntries=8", run_dir=tmp_path / "r")
+                "--variant", "bind-group-cache", "--param", "bindGroupCacheMaxEntries=8", run_dir=tmp_path / "r")
     assert r.returncode == 0, r.stderr
-    st = load_run(r).cell_steps("bindgroup-cache")
+    st = load_run(r).cell_steps("bind-group-cache")
     assert (st["extra_bind_group_cache_size"] <= 8).all()
     assert st["extra_bind_group_cache_evictions"].sum() > 0
     assert st["token"].tolist() == _expected("tiny")[:6]
@@ -118,12 +118,12 @@ def test_ort_version_not_installed_is_a_one_line_error(tmp_path):
 
 
 CACHE_CHECK_JS = """(async () => {
-  const { checkBindGroupCache } = await import('/workloads/ort-decode/bindgroup-cache-check.js');
+  const { checkBindGroupCache } = await import('/workloads/ort-decode/bind-group-cache-check.js');
   return await checkBindGroupCache(await navigator.gpu.requestAdapter());
 })()"""
 
 
-def test_bindgroup_cache_shim_in_the_browser():
+def test_bind_group_cache_shim_in_the_browser():
     from harness.drive.chromium import ChromiumDriver
     from harness.drive.doctor import evaluate_on_local_page
 

@@ -76,5 +76,5 @@ test('limits: spec defaults, the webkit-apple7 preset, overrides', async () => {
   assert.equal(custom.limits.maxBufferSize, 1 << 30);
   assert.throws(() => createEmulatedGPU({ limits: 'nope' }), TypeError);
   assert.throws(() => createEmulatedGPU({ limits: { maxWidgets: 1 } }), TypeError);
-  assert.deepEqual(Object.keys(LIMIT_PRESETS), ['spec-default', 'webkit-apple7']);
+  assert.deepEqual(Object.keys(LIMIT_PRESETS), ['spec-default', 'webkit-apple7', 'ios-2024', 'ios-2025']);
 });

@@ -47,8 +47,28 @@ function newList(dev) {
     usedBuffers: new Set(), // buffers used by copies/clears/resolves/indirect dispatches
     commands: [], dispatches: 0,
     wrappers: [], // only with options.retainWrappersUntilDone (not what engines do)
+    recorded: null, // buffers this encoder was recorded on (model bufferRecordsEncoders)
   };
 }
+
+/**
+ * Model bufferRecordsEncoders (memory-model.js, WEBKIT_MODELS): the first use of buffer native
+ * `b` by this command list leaves one record on the buffer until it is destroyed or collected.
+ */
+function recordUse(list, b) {
+  const dev = list.device;
+  if (!dev.model.bufferRecordsEncoders || list.released || !b.valid || b.state === 'destroyed') return;
+  if (!list.recorded) list.recorded = new Set();
+  if (list.recorded.has(b)) return;
+  list.recorded.add(b);
+  b.encoderRecords++;
+  dev.ledger.encoderRecordsAdded(1);
+  dev.budget?.charged(dev);
+}
+
+/** Model encoderRetainsBindGroups: the set, kept on the encoder wrapper, of bind group wrappers
+ *  set on its passes (memory-model.js, WEBKIT_MODELS). */
+const RETAINED_BIND_GROUPS = Symbol('webgpu-emulated.retainedBindGroups');
 
 function hold(list, n) {
   if (list.released || list.held.has(n)) return;
@@ -70,6 +90,7 @@ export function releaseList(list) {
   list.usedBuffers.clear();
   list.commands = [];
   list.wrappers = [];
+  list.recorded = null;
 }
 
 collectHandlers.commandList = (list) => releaseList(list);
@@ -105,6 +126,13 @@ export class GPUCommandEncoder {
     pass.bound = [];
     pass.debugDepth = 0;
     pass.state = 'open';
+    // model encoderRetainsBindGroups: the pass adds to a set owned by this encoder wrapper
+    if (enc.device.model.encoderRetainsBindGroups) {
+      if (!this[RETAINED_BIND_GROUPS]) Object.defineProperty(this, RETAINED_BIND_GROUPS, { value: new Set() });
+      pass.retained = this[RETAINED_BIND_GROUPS];
+    } else {
+      pass.retained = null;
+    }
     if (!encoderUsable(enc, 'beginComputePass')) {
       pass.state = 'ended';
     } else {
@@ -240,6 +268,7 @@ defineLabel(GPUCommandEncoder);
 function useBuffer(list, b) {
   list.usedBuffers.add(b);
   hold(list, b);
+  recordUse(list, b);
 }
 
 export function createCommandEncoder(dev, descriptor) {
@@ -311,6 +340,7 @@ export class GPUComputePassEncoder {
     pass.bound[index] = bg;
     hold(enc.list, bg);
     if (dev.options.retainWrappersUntilDone && !enc.list.released) enc.list.wrappers.push(bindGroup);
+    if (pass.retained) pass.retained.add(bindGroup);
   }
 
   dispatchWorkgroups(x, y = 1, z = 1) {
@@ -384,7 +414,12 @@ function validateDispatch(pass, what) {
     }
   }
   const list = enc.list;
-  for (let i = 0; i < groups.length; i++) if (pass.bound[i]) list.usedBindGroups.add(pass.bound[i]);
+  for (let i = 0; i < groups.length; i++) {
+    const bg = pass.bound[i];
+    if (!bg) continue;
+    list.usedBindGroups.add(bg);
+    if (list.device.model.bufferRecordsEncoders) for (const b of bg.buffers) recordUse(list, b);
+  }
   list.dispatches++;
   return true;
 }

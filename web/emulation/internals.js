@@ -102,8 +102,25 @@ export const WEBKIT_APPLE7_LIMITS = Object.freeze({
   maxComputeWorkgroupSizeZ: 1024,
 });
 
-/** Named adapter-limit sets accepted as options.limits. */
-export const LIMIT_PRESETS = Object.freeze({ 'spec-default': DEFAULT_LIMITS, 'webkit-apple7': WEBKIT_APPLE7_LIMITS });
+/**
+ * iOS 2025: WebKit's Apple7 limits with maxBufferSize raised from 256 MiB to 1 GiB
+ * (/work/shared/references.md, "WebKit memory behaviour that changed across versions": "2025: iOS
+ * maxBufferSize raised from 256 MiB to 1 GiB"). The public note names maxBufferSize only, so the
+ * binding-size limits keep the 256 MiB of WEBKIT_APPLE7_LIMITS.
+ */
+export const WEBKIT_IOS_2025_LIMITS = Object.freeze({ ...WEBKIT_APPLE7_LIMITS, maxBufferSize: 1073741824 });
+
+/**
+ * Named adapter-limit sets accepted as options.limits: 'spec-default'; 'webkit-apple7' (WebKit's
+ * Metal limits, maxBufferSize 256 MiB, what iOS exposed before 2025; alias 'ios-2024');
+ * 'ios-2025' (the same with maxBufferSize 1 GiB).
+ */
+export const LIMIT_PRESETS = Object.freeze({
+  'spec-default': DEFAULT_LIMITS,
+  'webkit-apple7': WEBKIT_APPLE7_LIMITS,
+  'ios-2024': WEBKIT_APPLE7_LIMITS,
+  'ios-2025': WEBKIT_IOS_2025_LIMITS,
+});
 
 /** Limits of the "alignment" class: lower is better. All others: higher is better. */
 export const ALIGNMENT_LIMITS = new Set(['minUniformBufferOffsetAlignment', 'minStorageBufferOffsetAlignment']);

@@ -30,7 +30,9 @@
 // compute-only, so each costs one stage.
 //
 // Buffers: a valid GPUBuffer is charged its size from creation until destroy(), or until
-// its wrapper is collected and no live bind group or in-flight command buffer uses it.
+// its wrapper is collected and no live bind group or in-flight command buffer uses it
+// (Ledger.buffersLiveBytes; with the bufferRecordsEncoders model also its encoder records:
+// Ledger.modeledBufferBytes). WEBKIT_MODELS lists the optional models of older WebKit behaviour.
 
 export const STAGE_VERTEX = 0x1;
 export const STAGE_FRAGMENT = 0x2;
@@ -42,6 +44,29 @@ export const MODEL_SOURCE =
   'bindings, sized by the argument encoder, no pooling, no extra cost reported to JSC); ' +
   'defaults sized to microsoft/onnxruntime #33750 (~150,000 bind groups at a 2,048 MB kill); ' +
   'see /work/shared/references.md';
+
+/**
+ * Optional models of WebKit behaviours that changed across versions, each off by default (the
+ * emulation's default is the current behaviour) and labelled with where it comes from. An
+ * option turns one on: installEmulatedWebGPU(self, {encoderRetainsBindGroups: true}).
+ */
+export const WEBKIT_MODELS = Object.freeze({
+  // A compute pass encoder holds strong references to the bind groups set on it: WebKit
+  // Source/WebGPU/WebGPU/ComputePassEncoder.h, m_bindGroups, a map of WeakPtr<BindGroup> in
+  // earlier versions and of RefPtr / Ref<const BindGroup> in later ones (references.md: "since
+  // 2024, encoders hold strong references to the bind groups they use"). Modeled as: the
+  // GPUCommandEncoder wrapper keeps every GPUBindGroup wrapper set on its passes alive until the
+  // encoder wrapper (and its pass wrappers) are collected, so an application that keeps encoders
+  // referenced keeps their bind groups' native memory.
+  encoderRetainsBindGroups: 'webkit-encoder-retains-bind-groups: ComputePassEncoder.h m_bindGroups holds Ref<const BindGroup> (2024 on)',
+  // A buffer records every command encoder that used it until it is destroyed: WebKit
+  // Source/WebGPU/WebGPU/Buffer.h, Buffer::setCommandEncoder adding to m_commandEncoders (a
+  // WeakHashSet<CommandEncoder>), cleared by destroy(); fixed in December 2025 (references.md:
+  // "long-lived buffers kept a record of every command encoder that used them until destroyed,
+  // so memory grew with encoder count over hours"). Modeled as encoderRecordBytes per
+  // (buffer, encoder) pair, charged to the buffer until destroy() or its collection.
+  bufferRecordsEncoders: 'webkit-buffer-records-encoders: Buffer.h m_commandEncoders kept until destroy() (before the Dec 2025 fix)',
+});
 
 /** Resolve options into a frozen model description. */
 export function resolveModel(options = {}) {
@@ -58,8 +83,13 @@ export function resolveModel(options = {}) {
   for (const [k, v] of Object.entries({ bytesPerStage, pageBytes, ...argumentBytes })) {
     if (!Number.isInteger(v) || v < 0) throw new TypeError(`memory model: ${k} must be a non-negative integer`);
   }
+  const encoderRecordBytes = options.encoderRecordBytes ?? 16;
+  if (!Number.isInteger(encoderRecordBytes) || encoderRecordBytes < 0) throw new TypeError('memory model: encoderRecordBytes must be a non-negative integer');
+  for (const k of Object.keys(WEBKIT_MODELS)) {
+    if (options[k] !== undefined && typeof options[k] !== 'boolean') throw new TypeError(`memory model: ${k} must be true or false`);
+  }
   return Object.freeze({
-    name: options.modelName ?? 'webkit-bindgroup-argument-buffers',
+    name: options.modelName ?? 'webkit-bind-group-argument-buffers',
     description:
       'one MTLBuffer per shader stage with bindings; stageBytes = max(bytesPerStage, ' +
       'roundUp(sum of argumentBytes over the stage\'s entries, pageBytes)); freed only when ' +
@@ -69,6 +99,12 @@ export function resolveModel(options = {}) {
     pageBytes,
     argumentBytes: Object.freeze(argumentBytes),
     reportCostToJs: !!options.reportCostToJs,
+    encoderRetainsBindGroups: !!options.encoderRetainsBindGroups,
+    bufferRecordsEncoders: !!options.bufferRecordsEncoders,
+    // bytes per (buffer, encoder) record: one 8-byte pointer in a hash set at ≤ 50% load; an
+    // assumption (WebKit publishes no figure), settable
+    encoderRecordBytes,
+    webkitModels: Object.freeze(Object.keys(WEBKIT_MODELS).filter((k) => options[k]).map((k) => WEBKIT_MODELS[k])),
   });
 }
 
@@ -109,6 +145,8 @@ export class Ledger {
     this.buffersLiveBytes = 0;
     this.buffersLiveBytesPeak = 0;
     this.bufferContentsJsBytes = 0; // ArrayBuffer bytes the emulation holds for buffer contents
+    this.encoderRecords = 0; // (buffer, encoder) records held (model bufferRecordsEncoders)
+    this.encoderRecordBytes = 0;
     this.submits = 0;
     this.commandBuffersInFlight = 0;
     this.bindGroupRefsHeldByWork = 0;
@@ -138,6 +176,16 @@ export class Ledger {
     this.buffersLiveBytes -= bytes;
   }
 
+  encoderRecordsAdded(n) {
+    this.encoderRecords += n;
+    this.encoderRecordBytes += n * this.model.encoderRecordBytes;
+  }
+
+  /** Modeled native bytes of buffers: live buffer sizes plus encoder records (when modeled). */
+  get modeledBufferBytes() {
+    return this.buffersLiveBytes + this.encoderRecordBytes;
+  }
+
   snapshot() {
     return {
       bindGroupsCreated: this.bindGroupsCreated,
@@ -155,12 +203,16 @@ export class Ledger {
       buffersLiveBytes: this.buffersLiveBytes,
       buffersLiveBytesPeak: this.buffersLiveBytesPeak,
       bufferContentsJsBytes: this.bufferContentsJsBytes,
+      encoderRecords: this.encoderRecords,
+      encoderRecordBytes: this.encoderRecordBytes,
+      modeledBufferBytes: this.modeledBufferBytes,
       submits: this.submits,
       commandBuffersInFlight: this.commandBuffersInFlight,
       errorsGenerated: this.errorsGenerated,
       model: {
         ...this.model,
         argumentBytes: { ...this.model.argumentBytes },
+        webkitModels: [...this.model.webkitModels],
         bytesPerComputeOnlyBindGroup: bindGroupBytes(this.model, { vertex: 0, fragment: 0, compute: this.model.argumentBytes.buffer }),
       },
     };

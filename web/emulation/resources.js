@@ -61,6 +61,7 @@ function freeBuffer(n, how) {
     dev.ledger.bufferReleased(n.charged, how);
     n.charged = 0;
   }
+  dropEncoderRecords(n);
   dropContents(n);
   dev.liveBuffers.delete(n);
 }
@@ -84,6 +85,14 @@ export function ensureContents(n) {
     n.device.ledger.bufferContentsJsBytes += n.size;
   }
   return n.contents;
+}
+
+/** Model bufferRecordsEncoders (memory-model.js, WEBKIT_MODELS): records go with the buffer. */
+function dropEncoderRecords(n) {
+  if (n.encoderRecords > 0) {
+    n.device.ledger.encoderRecordsAdded(-n.encoderRecords);
+    n.encoderRecords = 0;
+  }
 }
 
 function dropContents(n) {
@@ -221,6 +230,7 @@ export function destroyBufferNative(n) {
     n.device.ledger.bufferReleased(n.charged, 'destroyed');
     n.charged = 0;
   }
+  dropEncoderRecords(n);
   dropContents(n);
   n.device.liveBuffers.delete(n);
 }
@@ -239,6 +249,7 @@ export function createBuffer(dev, desc) {
   n.mapping = null;
   n.pending = null;
   n.charged = 0;
+  n.encoderRecords = 0;
   n.refs = 1;
   let error = null;
   if (usage === 0) error = 'usage must not be 0';
@@ -253,6 +264,7 @@ export function createBuffer(dev, desc) {
     n.charged = size;
     dev.ledger.bufferAllocated(size);
     dev.liveBuffers.add(n);
+    dev.budget?.charged(dev); // memory-budget.js: may lose every device, or kill the page (throws)
   }
   if (mappedAtCreation) {
     n.mapping = { mode: GPUMapModeFlags.WRITE, start: 0, end: size, views: [] };
@@ -510,6 +522,7 @@ export function createBindGroup(dev, desc) {
     n.bytes = layout.bytes;
     if (dev.model.reportCostToJs && n.bytes > 0) n.costBlob = new ArrayBuffer(n.bytes);
     dev.ledger.bindGroupAllocated(n.bytes);
+    dev.budget?.charged(dev);
   }
   const w = new GPUBindGroup(CONSTRUCT, n);
   if (n.valid) registry.register(w, n);

@@ -28,7 +28,8 @@
 //     Defines the GPU* classes and constants on globalObj and navigator.gpu = gpu.
 //   createEmulatedGPU(options = {}) -> GPU          (no globals touched)
 //   emulationStats(device) -> {bindGroupsCreated, bindGroupsCollected, bindGroupsLive,
-//     modeledNativeBytes, buffersLiveBytes, ..., model: {...}}
+//     modeledNativeBytes, buffersLiveBytes, modeledBufferBytes, ..., model: {...},
+//     memoryBudget: {budgetBytes, atBudget, trips, killed} | null, lost}
 //   completeSubmittedWork(device)                   (finish all submitted work now)
 //   device.__harnessLedger                          (the live Ledger object)
 // Options:
@@ -46,6 +47,11 @@
 //   logUncapturedErrors: console.warn errors nobody captured (default true)
 //   retainWrappersUntilDone: command lists also keep the GPUBindGroup JS wrappers alive
 //     until their work is done (default false: engines keep only the native object)
+//   memoryBudgetBytes, atMemoryBudget ('lose-device' | 'kill-page'), onKillPage: the page's
+//     memory budget over modeled bind group + buffer bytes (memory-budget.js)
+//   encoderRetainsBindGroups, bufferRecordsEncoders, encoderRecordBytes: optional models of
+//     older WebKit behaviour (memory-model.js, WEBKIT_MODELS); limits 'ios-2025' (maxBufferSize
+//     1 GiB) vs 'webkit-apple7' / 'ios-2024' (256 MiB): internals.js
 
 import {
   INTERNAL, CONSTRUCT, DEFAULT_LIMITS, ALIGNMENT_LIMITS, LIMIT_PRESETS, GPUBufferUsageFlags, GPUMapModeFlags,
@@ -66,6 +72,7 @@ import {
   GPUCommandEncoder, GPUComputePassEncoder, GPUCommandBuffer, GPUQueue, NativeQueue, createCommandEncoder,
 } from './commands.js';
 import { resolveModel, Ledger } from './memory-model.js';
+import { MemoryBudget } from './memory-budget.js';
 
 // ---------------------------------------------------------------------------------------
 // Set-likes and limits
@@ -144,25 +151,29 @@ function resolveLimits(spec) {
 export class GPU {
   constructor(token, options) {
     illegalConstructor(token);
-    this[INTERNAL] = { kind: 'gpu', options, wgsl: new WGSLLanguageFeatures(CONSTRUCT, WGSL_FEATURES) };
+    this[INTERNAL] = {
+      kind: 'gpu', options, wgsl: new WGSLLanguageFeatures(CONSTRUCT, WGSL_FEATURES),
+      budget: MemoryBudget.from(options, loseDevice), // one page: every device of this GPU
+    };
   }
   requestAdapter(options = {}) {
     const g = native(this, 'gpu');
     void options;
-    return new Promise((resolve) => afterTask(() => resolve(new GPUAdapter(CONSTRUCT, g.options))));
+    return new Promise((resolve) => afterTask(() => resolve(new GPUAdapter(CONSTRUCT, g.options, g.budget))));
   }
   getPreferredCanvasFormat() { return 'bgra8unorm'; }
   get wgslLanguageFeatures() { return native(this, 'gpu').wgsl; }
 }
 
 export class GPUAdapter {
-  constructor(token, options) {
+  constructor(token, options, budget = null) {
     illegalConstructor(token);
     const limits = resolveLimits(options.limits);
     const features = new Set(options.features ?? ['shader-f16']);
     this[INTERNAL] = {
       kind: 'adapter',
       options,
+      budget,
       consumed: false,
       limitValues: limits,
       features: new GPUSupportedFeatures(CONSTRUCT, features),
@@ -232,6 +243,8 @@ export class GPUDevice extends EventTargetBase {
     dev.queue.label = desc.defaultQueue?.label ?? '';
     dev.lostPromise = new Promise((resolve) => { dev.resolveLost = resolve; });
     dev.onuncapturederror = null;
+    dev.budget = adapter.budget;
+    dev.budget?.register(dev);
     this[INTERNAL] = dev;
   }
 
@@ -257,13 +270,7 @@ export class GPUDevice extends EventTargetBase {
   get __harnessLedger() { return native(this, 'device').ledger; }
 
   destroy() {
-    const dev = native(this, 'device');
-    if (dev.lost) return;
-    for (const b of [...dev.liveBuffers]) destroyBufferNative(b);
-    dev.queue.completeUpTo(dev.queue.submitted);
-    dev.lost = true;
-    const info = new GPUDeviceLostInfo(INTERNAL, 'destroyed', 'device.destroy() was called');
-    afterTask(() => dev.resolveLost(info));
+    loseDevice(native(this, 'device'), 'destroyed', 'device.destroy() was called');
   }
 
   createBuffer(descriptor) { return createBuffer(native(this, 'device'), descriptor); }
@@ -291,6 +298,22 @@ export class GPUDevice extends EventTargetBase {
 }
 defineLabel(GPUDevice);
 
+/**
+ * Lose device native `dev`: destroy its buffers (their memory goes), complete its submitted
+ * work, and resolve device.lost in a later task with GPUDeviceLostInfo {reason, message}
+ * (reason 'destroyed' for destroy(), 'unknown' otherwise; null: never resolve, for a page
+ * killed at its memory budget, memory-budget.js). A device already lost is left as it is.
+ */
+function loseDevice(dev, reason, message) {
+  if (dev.lost) return;
+  for (const b of [...dev.liveBuffers]) destroyBufferNative(b);
+  dev.queue.completeUpTo(dev.queue.submitted);
+  dev.lost = true;
+  if (reason === null) return;
+  const info = new GPUDeviceLostInfo(INTERNAL, reason, message);
+  afterTask(() => dev.resolveLost(info));
+}
+
 function notEmulated(what) {
   return domException('NotSupportedError', `webgpu-emulated: ${what} is not emulated (compute subset only)`);
 }
@@ -303,11 +326,13 @@ export { DEFAULT_LIMITS, LIMIT_PRESETS };
 export function createEmulatedGPU(options = {}) {
   resolveModel(options); // validate early
   resolveLimits(options.limits);
+  MemoryBudget.from(options, loseDevice);
   return new GPU(CONSTRUCT, { ...options });
 }
 
 export function emulationStats(device) {
-  return native(device, 'device').ledger.snapshot();
+  const dev = native(device, 'device');
+  return { ...dev.ledger.snapshot(), memoryBudget: dev.budget ? dev.budget.snapshot() : null, lost: dev.lost };
 }
 
 export function completeSubmittedWork(device) {

@@ -10,7 +10,8 @@
 //   what it sums), `column`: steps.csv column, `unit`, `metric`: the per-token metric the
 //   statistics report (null: column only), `what`: what is counted (WebGPU spec names).
 // LIVE: cumulative wrapper counts of web/probes/live-objects.js (FinalizationRegistry), each
-//   a steps.csv column of the same name.
+//   a steps.csv column of the same name; `optional`: a sender may leave it out (not measured),
+//   `signed`: it may be negative.
 
 export const COUNTERS = /* catalog:counters */ [
   {"name": "createBindGroup", "column": "create_bind_group", "unit": "calls", "metric": "bind_groups_per_token", "what": "GPUDevice.createBindGroup calls"},
@@ -26,7 +27,11 @@ export const COUNTERS = /* catalog:counters */ [
   {"name": "dispatchWorkgroups", "column": "dispatch_workgroups", "unit": "calls", "metric": "dispatches_per_token", "what": "GPUComputePassEncoder.dispatchWorkgroups calls"},
   {"name": "dispatchWorkgroupsIndirect", "column": "dispatch_workgroups_indirect", "unit": "calls", "metric": null, "what": "GPUComputePassEncoder.dispatchWorkgroupsIndirect calls"},
   {"name": "mapAsync", "column": "map_async", "unit": "calls", "metric": null, "what": "GPUBuffer.mapAsync calls"},
-  {"name": "bufferDestroy", "column": "buffer_destroy", "unit": "calls", "metric": null, "what": "GPUBuffer.destroy calls"}
+  {"name": "bufferDestroy", "column": "buffer_destroy", "unit": "calls", "metric": null, "what": "GPUBuffer.destroy calls"},
+  {"name": "beginComputePass", "column": "begin_compute_pass", "unit": "calls", "metric": "compute_passes_per_token", "what": "GPUCommandEncoder.beginComputePass calls"},
+  {"name": "copyBufferToBuffer", "column": "copy_buffer_to_buffer", "unit": "calls", "metric": null, "what": "GPUCommandEncoder.copyBufferToBuffer calls"},
+  {"name": "onSubmittedWorkDone", "column": "on_submitted_work_done", "unit": "calls", "metric": null, "what": "GPUQueue.onSubmittedWorkDone calls"},
+  {"name": "createBufferBytes", "column": "create_buffer_bytes", "unit": "bytes", "metric": "create_buffer_bytes_per_token", "what": "bytes asked of GPUDevice.createBuffer (descriptor.size; creations that then fail validation included)"}
 ] /* end:counters */;
 
 export const LIVE = /* catalog:live */ [
@@ -35,7 +40,11 @@ export const LIVE = /* catalog:live */ [
   {"name": "bind_groups_live", "unit": "bind groups", "what": "created − collected"},
   {"name": "buffers_created", "unit": "buffers", "what": "GPUBuffer wrappers created so far"},
   {"name": "buffers_collected", "unit": "buffers", "what": "GPUBuffer wrappers the GC collected so far"},
-  {"name": "buffers_live", "unit": "buffers", "what": "created − collected"}
+  {"name": "buffers_live", "unit": "buffers", "what": "created − collected"},
+  {"name": "buffer_bytes_created", "unit": "bytes", "what": "createBuffer sizes so far", "optional": true},
+  {"name": "buffer_bytes_destroyed", "unit": "bytes", "what": "bytes of buffers destroyed (destroy(), or their device destroyed or lost)", "optional": true},
+  {"name": "buffer_bytes_collected", "unit": "bytes", "what": "bytes of buffers the GC collected before they were destroyed", "optional": true},
+  {"name": "buffer_bytes_live", "unit": "bytes", "what": "created − destroyed − collected", "optional": true, "signed": true}
 ] /* end:live */;
 
 /** Counter names, in the order of the steps.csv columns. */

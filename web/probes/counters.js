@@ -1,37 +1,46 @@
 // WebGPU call counters, installed in the worker before any workload code.
 //
 // Wraps prototype methods of the WebGPU interfaces (WebGPU spec §21 "Programming model" names:
-// GPUDevice, GPUQueue, GPUComputePassEncoder, GPUBuffer) so that every call made by a workload
+// GPUDevice, GPUQueue, GPUCommandEncoder, GPUComputePassEncoder, GPUBuffer) so that every call made by a workload
 // or by a library it loads (onnxruntime-web) is counted. The wrapper only increments a number
 // and forwards the call with the same `this` and arguments; results are returned unchanged.
 //
 // counts: {name -> calls since install}. `writeBufferBytes` and `commandBuffersSubmitted` count
-// bytes and command buffers rather than calls. `lastSubmitEndMs` is the performance.now() (ms)
+// bytes and command buffers rather than calls; `createBufferBytes` the bytes asked of
+// GPUDevice.createBuffer (descriptor.size; a creation that then fails validation is counted
+// too: an `uncaptured_error` sample says so). `lastSubmitEndMs` is the performance.now() (ms)
 // at which the most recent GPUQueue.submit returned, used for the step's CPU encode+submit time.
 
 import { COUNTER_NAMES } from './catalog.js';
 
-/** Counter names (web/probes/catalog.js), in the order of the steps.csv columns. */
+/** Counter names (web/probes/catalog.js: THE catalog; a new counter is added there, at the end,
+ *  and wrapped in installCounters), in the order of the steps.csv columns. */
 export { COUNTER_NAMES };
 
 export const counts = Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0]));
 export const timing = { lastSubmitEndMs: null };
 
-const hooks = { createBindGroup: [], createBuffer: [] };
+const hooks = { createBindGroup: [], createBuffer: [], bufferDestroy: [], deviceDestroy: [] };
 
-/** Register fn(result) to be called with each object a counted factory method returns. */
+/**
+ * Register fn(result, args, thisArg) to be called after each call of a hooked method:
+ * 'createBindGroup' / 'createBuffer' (result: the new object, thisArg: the GPUDevice),
+ * 'bufferDestroy' (thisArg: the GPUBuffer), 'deviceDestroy' (thisArg: the GPUDevice).
+ */
 export function onCreate(kind, fn) {
   hooks[kind].push(fn);
 }
+
+const runHooks = (kind) => (result, args, self) => { for (const f of hooks[kind]) f(result, args, self); };
 
 function wrap(proto, method, counter, after) {
   if (!proto || typeof proto[method] !== 'function') return false;
   const original = proto[method];
   if (original.__harnessWrapped) return true;
   const wrapped = function (...args) {
-    counts[counter] += 1;
+    if (counter) counts[counter] += 1;
     const result = original.apply(this, args);
-    if (after) after(result, args);
+    if (after) after(result, args, this);
     return result;
   };
   wrapped.__harnessWrapped = true;
@@ -59,8 +68,12 @@ export function installCounters(scope = globalThis) {
   const add = (iface, method, counter, after) => {
     if (wrap(scope[iface]?.prototype, method, counter, after)) installed.push(`${iface}.${method}`);
   };
-  add('GPUDevice', 'createBindGroup', 'createBindGroup', (bg) => hooks.createBindGroup.forEach((f) => f(bg)));
-  add('GPUDevice', 'createBuffer', 'createBuffer', (buf) => hooks.createBuffer.forEach((f) => f(buf)));
+  add('GPUDevice', 'createBindGroup', 'createBindGroup', runHooks('createBindGroup'));
+  const createBufferHooks = runHooks('createBuffer');
+  add('GPUDevice', 'createBuffer', 'createBuffer', (buf, args, device) => {
+    counts.createBufferBytes += Number(args[0]?.size ?? 0) || 0;
+    createBufferHooks(buf, args, device);
+  });
   add('GPUDevice', 'createComputePipeline', 'createComputePipeline');
   add('GPUDevice', 'createComputePipelineAsync', 'createComputePipelineAsync');
   add('GPUDevice', 'createShaderModule', 'createShaderModule');
@@ -68,7 +81,11 @@ export function installCounters(scope = globalThis) {
   add('GPUComputePassEncoder', 'dispatchWorkgroups', 'dispatchWorkgroups');
   add('GPUComputePassEncoder', 'dispatchWorkgroupsIndirect', 'dispatchWorkgroupsIndirect');
   add('GPUBuffer', 'mapAsync', 'mapAsync');
-  add('GPUBuffer', 'destroy', 'bufferDestroy');
+  add('GPUBuffer', 'destroy', 'bufferDestroy', runHooks('bufferDestroy'));
+  add('GPUDevice', 'destroy', null, runHooks('deviceDestroy'));
+  add('GPUCommandEncoder', 'beginComputePass', 'beginComputePass');
+  add('GPUCommandEncoder', 'copyBufferToBuffer', 'copyBufferToBuffer');
+  add('GPUQueue', 'onSubmittedWorkDone', 'onSubmittedWorkDone');
   add('GPUQueue', 'submit', 'submit', (_r, args) => {
     counts.commandBuffersSubmitted += args[0]?.length ?? 0;
     timing.lastSubmitEndMs = performance.now();

@@ -10,10 +10,17 @@ export class SampleSink {
     this.url = `${base}/cells/${encodeURIComponent(cell)}/samples`;
     this.chain = Promise.resolve();
     this.failures = 0;
+    this.closed = false;
+  }
+
+  /** Post nothing more (an emulated page kill: web/emulation/memory-budget.js). */
+  close() {
+    this.closed = true;
   }
 
   /** Queue one sample (a plain JSON-able object with a `kind`). */
   post(sample) {
+    if (this.closed) return this.chain;
     const body = JSON.stringify({ samples: [{ t_ms: performance.now(), ...sample }] });
     this.chain = this.chain.then(() => fetch(this.url, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body,

@@ -9,6 +9,13 @@
 import { counts, snapshot, timing, COUNTER_NAMES } from './counters.js';
 import { liveSnapshot } from './live-objects.js';
 
+// The step open now, else the step most recently begun (null before the first): where a
+// device event falls (device-events.js).
+let lastStep = null;
+export function currentStep() {
+  return lastStep;
+}
+
 export class StepProbe {
   /** @param {import('./sink.js').SampleSink} sink */
   /** @param counting false when the counters were not installed (--no-probes): steps then
@@ -21,6 +28,7 @@ export class StepProbe {
   }
 
   beginStep(step) {
+    lastStep = step;
     timing.lastSubmitEndMs = null;
     this.open = { step, before: snapshot(), t0: performance.now() };
   }

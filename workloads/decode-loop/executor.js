@@ -12,28 +12,49 @@
 //   released after it; a new GPUBindGroup every dispatch, its layout from
 //   pipeline.getBindGroupLayout(0) (what the EP does).
 // variant 'reuse': each node owns its uniform buffer, written only when its bytes change; bind
-//   groups come from BindGroupCache, keyed on the layout and the bound buffers.
+//   groups come from BindGroupReuseCache (bind-group-reuse.js), keyed on the layout and the bound
+//   buffers.
+//
+// Encoding patterns (manifest.json parameters): dispatchesPerPass (0: one pass per command
+// buffer, as ORT; n: a new compute pass every n dispatches), maxInFlight (0: no cap; n: after a
+// submit, wait on onSubmittedWorkDone until fewer than n command buffers are in flight),
+// uniformBuffers 'per-dispatch' (a new uniform buffer created for every dispatch and destroyed
+// after its submit), padding (kernel-padding.js), storageBufferMinBytes (every storage request
+// at least this big).
+//
+// KV cache and readback buffers (kvBuffers): 'preallocated' — one buffer per KV cache of the
+// profile's max_tokens positions from the storage cache, and one staging buffer, for the whole
+// generate call; 'recreate-destroy' / 'recreate-drop' — every token a new buffer per KV cache with
+// room for exactly pos + 1 positions (the previous positions copied in with copyBufferToBuffer,
+// one copy per KV head) and a new staging buffer; the previous ones destroyed, or dropped without
+// destroy() (left to the garbage collector).
 
 import { OPS, packUniforms, resolveUniforms, uniformBytes } from './ops.js';
+import { padKernel, paddingBuffers, paddingFor } from './kernel-padding.js';
 
 const STORAGE_USAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
-/** Compile one pipeline per op the graph uses (WGSL from ctx.kernelUrl). */
-export async function createPipelines(device, graph, kernelUrl) {
+/**
+ * Compile one pipeline per op the graph uses (WGSL from ctx.kernelUrl). With bindingsPerBindGroup
+ * > 0 each kernel is padded to that many bindings (kernel-padding.js). Resolves to
+ * Map(op -> {pipeline, layout, layoutId, pad}).
+ */
+export async function createPipelines(device, graph, kernelUrl, bindingsPerBindGroup = 0) {
   const pipelines = new Map();
   let layoutId = 0;
   for (const op of new Set(graph.nodes.map((n) => n.op))) {
     const url = kernelUrl(OPS[op].kernel);
     const res = await fetch(url);
     if (!res.ok) throw new Error(`fetch ${url}: HTTP ${res.status}`);
-    const module = device.createShaderModule({ label: op, code: await res.text() });
+    const pad = paddingFor(op, bindingsPerBindGroup, device.limits);
+    const module = device.createShaderModule({ label: op, code: padKernel(await res.text(), pad) });
     const info = await module.getCompilationInfo();
     const errors = info.messages.filter((m) => m.type === 'error');
     if (errors.length) {
       throw new Error(`${OPS[op].kernel}: ${errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ')}`);
     }
     const pipeline = await device.createComputePipelineAsync({ label: op, layout: 'auto', compute: { module, entryPoint: 'main' } });
-    pipelines.set(op, { pipeline, layout: pipeline.getBindGroupLayout(0), layoutId: ++layoutId });
+    pipelines.set(op, { pipeline, layout: pipeline.getBindGroupLayout(0), layoutId: ++layoutId, pad });
   }
   return pipelines;
 }
@@ -42,28 +63,61 @@ export class DecodeExecutor {
   /**
    * @param {object} o
    *   device, graph, pipelines (createPipelines), variant ('fresh' | 'reuse'),
-   *   storage (BucketBufferCache), uniformCache (SimpleUniformCache), bindGroups (BindGroupCache),
-   *   ids (BufferIds), persistent: Map(tensor name -> GPUBuffer) for weights and KV caches,
-   *   maxPendingDispatches (16 in the EP)
+   *   storage (BucketBufferCache), uniformCache (SimpleUniformCache), bindGroups (BindGroupReuseCache),
+   *   ids (BufferIds), persistent: Map(tensor name -> GPUBuffer) for the weights,
+   *   maxPendingDispatches (16 in the EP), dispatchesPerPass, maxInFlight, uniformBuffers
+   *   ('cache' | 'per-dispatch'), padBuffers ({storage, uniform} 16-byte buffers),
+   *   storageBufferMinBytes, kvBuffers ('preallocated' | 'recreate-destroy' | 'recreate-drop')
    */
   constructor(o) {
-    Object.assign(this, o);
+    Object.assign(this, { dispatchesPerPass: 0, maxInFlight: 0, uniformBuffers: 'cache', storageBufferMinBytes: 0, kvBuffers: 'preallocated', ...o });
     if (this.variant !== 'fresh' && this.variant !== 'reuse') throw new Error(`unknown variant '${this.variant}' (have: fresh, reuse)`);
     this.queue = this.device.queue;
     this.encoder = null;
     this.pass = null;
     this.pendingDispatches = 0;
+    this.passDispatches = 0;
+    this.inFlight = []; // onSubmittedWorkDone promises, oldest first (maxInFlight > 0)
+    this.perDispatchUniforms = []; // uniformBuffers 'per-dispatch': destroyed after their submit
     this.nodeUniforms = this.graph.nodes.map(() => null); // reuse: {buffer, last: Uint32Array}
     this.scratch = new Map(); // op -> ArrayBuffer for packing uniforms
     const { logits, argmax } = this.graph.outputs;
     this.logitsBytes = this.graph.tensors.get(logits).bytes;
     this.argmaxBytes = this.graph.tensors.get(argmax).bytes;
-    // One staging buffer for the run (the EP creates one per download; kept here so that
-    // createBuffer counts per token stay 0 in both variants).
-    this.staging = this.device.createBuffer({
+    this.recreate = this.kvBuffers !== 'preallocated';
+    // KV caches: name -> {buffer, capacity (positions), spec}
+    this.kv = new Map();
+    for (const [name, t] of this.graph.tensors) {
+      if (t.kind !== 'state') continue;
+      const buffer = this.recreate ? null : this.storage.acquire(this.storageBytes(t.bytes), STORAGE_USAGE(), name);
+      this.kv.set(name, { buffer, capacity: this.recreate ? 0 : this.graph.maxTokens, spec: t });
+    }
+    // One staging buffer for the generate call (the EP creates one per download; kept here so
+    // that createBuffer counts per token stay 0 in both variants), or one per token (recreate).
+    this.staging = this.recreate ? null : this.newStaging();
+    this.retired = []; // buffers replaced this token (recreate): destroyed or dropped at its end
+    this.tok = null;
+  }
+
+  storageBytes(bytes) {
+    return Math.max(bytes, this.storageBufferMinBytes);
+  }
+
+  newStaging() {
+    const buffer = this.device.createBuffer({
       label: 'readback', size: this.logitsBytes + this.argmaxBytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
     });
-    this.tok = null;
+    this.ids.assign(buffer);
+    return buffer;
+  }
+
+  /** Every buffer this executor created and still references (for a generate call's ending). */
+  ownedBuffers() {
+    const out = [];
+    for (const own of this.nodeUniforms) if (own) out.push(own.buffer);
+    if (this.staging) out.push(this.staging);
+    if (this.recreate) for (const kv of this.kv.values()) if (kv.buffer) out.push(kv.buffer);
+    return out;
   }
 
   computePass() {
@@ -76,6 +130,7 @@ export class DecodeExecutor {
     if (this.pass) {
       this.pass.end();
       this.pass = null;
+      this.passDispatches = 0;
     }
   }
 
@@ -87,14 +142,33 @@ export class DecodeExecutor {
     this.encoder = null;
     this.pendingDispatches = 0;
     this.tok.submits += 1;
+    if (this.maxInFlight > 0) this.inFlight.push(this.queue.onSubmittedWorkDone());
     this.storage.refresh();
     this.uniformCache.refresh();
+    for (const b of this.perDispatchUniforms) {
+      this.bindGroups?.dropBuffer(b);
+      b.destroy();
+    }
+    this.perDispatchUniforms.length = 0;
+  }
+
+  /** maxInFlight > 0: wait until fewer than maxInFlight submitted command buffers are running. */
+  async throttle() {
+    while (this.maxInFlight > 0 && this.inFlight.length >= this.maxInFlight) await this.inFlight.shift();
   }
 
   uniformBuffer(i, node, values) {
     const size = uniformBytes(node.op);
     if (!this.scratch.has(node.op)) this.scratch.set(node.op, new ArrayBuffer(size));
     const bytes = packUniforms(node.op, values, this.scratch.get(node.op));
+    if (this.uniformBuffers === 'per-dispatch') {
+      const buffer = this.device.createBuffer({ label: `${node.name}.uniforms`, size, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      this.ids.assign(buffer);
+      this.queue.writeBuffer(buffer, 0, bytes);
+      this.tok.uniformWrites += 1;
+      this.perDispatchUniforms.push(buffer);
+      return buffer;
+    }
     if (this.variant === 'fresh') {
       const buffer = this.uniformCache.acquire(size);
       this.queue.writeBuffer(buffer, 0, bytes);
@@ -116,12 +190,48 @@ export class DecodeExecutor {
     return own.buffer;
   }
 
+  /** recreate: new KV buffers with room for pos + 1 positions, old positions copied in. */
+  recreateKv(pos) {
+    if (!this.encoder) this.encoder = this.device.createCommandEncoder();
+    for (const [name, kv] of this.kv) {
+      const { heads, headDim, bytesPerPosition } = kv.spec.kv;
+      const capacity = pos + 1;
+      const buffer = this.device.createBuffer({ label: `${name}@${capacity}`, size: this.storageBytes(bytesPerPosition * capacity), usage: STORAGE_USAGE() });
+      this.ids.assign(buffer);
+      if (kv.buffer) {
+        const rowBytes = headDim * 4; // one position of one head
+        for (let h = 0; h < heads; h++) {
+          this.encoder.copyBufferToBuffer(kv.buffer, h * kv.capacity * rowBytes, buffer, h * capacity * rowBytes, pos * rowBytes);
+        }
+        this.retired.push(kv.buffer);
+      }
+      kv.buffer = buffer;
+      kv.capacity = capacity;
+    }
+    if (this.staging) this.retired.push(this.staging);
+    this.staging = this.newStaging();
+  }
+
+  /** Destroy (recreate-destroy) or drop (recreate-drop) the buffers replaced this token. */
+  retire() {
+    for (const b of this.retired) {
+      this.bindGroups?.dropBuffer(b);
+      if (this.kvBuffers === 'recreate-destroy') b.destroy();
+    }
+    this.retired.length = 0;
+  }
+
   /** Encode, submit and read back one token. Resolves to {token, logits, maxLogit, stats}. */
   async runToken({ token, pos }) {
-    const tokenInputs = { token, pos, total_len: pos + 1 };
-    this.tok = { dispatches: 0, bindGroupsCreated: 0, uniformWrites: 0, submits: 0 };
+    this.tok = { dispatches: 0, bindGroupsCreated: 0, uniformWrites: 0, submits: 0, bindingsMin: Infinity, bindingsMax: 0 };
+    if (this.recreate) this.recreateKv(pos);
+    const capacity = this.kv.values().next().value?.capacity ?? this.graph.maxTokens;
+    if (pos >= capacity) throw new Error(`KV cache full: position ${pos}, capacity ${capacity} (profile max_tokens)`);
+    const tokenInputs = { token, pos, total_len: pos + 1, kv_capacity: capacity };
     const created0 = this.storage.stats.created;
     const live = new Map(this.persistent);
+    for (const [name, kv] of this.kv) live.set(name, kv.buffer);
+    const fixed = live.size;
     const nodes = this.graph.nodes;
     for (let i = 0; i < nodes.length; i++) {
       const node = nodes[i];
@@ -129,7 +239,7 @@ export class DecodeExecutor {
       const pipe = this.pipelines.get(node.op);
       for (const t of node.outputs) {
         const spec = this.graph.tensors.get(t);
-        if (spec.kind === 'activation' || spec.kind === 'output') live.set(t, this.storage.acquire(spec.bytes, STORAGE_USAGE(), t));
+        if (spec.kind === 'activation' || spec.kind === 'output') live.set(t, this.storage.acquire(this.storageBytes(spec.bytes), STORAGE_USAGE(), t));
       }
       const values = resolveUniforms(node, tokenInputs);
       const uniform = this.uniformBuffer(i, node, values);
@@ -138,7 +248,10 @@ export class DecodeExecutor {
       for (const t of node.inputs) buffers.push(live.get(t));
       for (const t of node.outputs) buffers.push(live.get(t));
       buffers.push(uniform);
+      if (pipe.pad) buffers.push(...paddingBuffers(pipe.pad, this.padBuffers));
       if (buffers.includes(undefined)) throw new Error(`${node.name}: a bound tensor has no buffer`);
+      this.tok.bindingsMin = Math.min(this.tok.bindingsMin, buffers.length);
+      this.tok.bindingsMax = Math.max(this.tok.bindingsMax, buffers.length);
       let bindGroup;
       if (this.variant === 'fresh') {
         bindGroup = this.device.createBindGroup({
@@ -156,9 +269,15 @@ export class DecodeExecutor {
       pass.setBindGroup(0, bindGroup);
       pass.dispatchWorkgroups(...op.workgroups(values));
       this.tok.dispatches += 1;
-      if (this.variant === 'fresh') this.uniformCache.release(uniform);
+      if (this.variant === 'fresh' && this.uniformBuffers === 'cache') this.uniformCache.release(uniform);
       this.pendingDispatches += 1;
-      if (this.pendingDispatches >= this.maxPendingDispatches) this.flush();
+      this.passDispatches += 1;
+      if (this.pendingDispatches >= this.maxPendingDispatches) {
+        this.flush();
+        await this.throttle();
+      } else if (this.dispatchesPerPass > 0 && this.passDispatches >= this.dispatchesPerPass) {
+        this.endPass();
+      }
       for (const t of node.releases) {
         this.storage.release(live.get(t));
         live.delete(t);
@@ -178,25 +297,29 @@ export class DecodeExecutor {
     this.storage.release(live.get(logits));
     this.storage.release(live.get(argmax));
     this.flush();
+    this.retire(); // after the submit that copied from them
     const submitEndMs = performance.now();
     await this.staging.mapAsync(GPUMapMode.READ);
+    this.inFlight.length = 0; // the readback waited for all of the token's work
     const mapped = this.staging.getMappedRange();
     const logitsOut = new Float32Array(mapped.slice(0, this.logitsBytes));
     const am = new Uint32Array(mapped.slice(this.logitsBytes, this.logitsBytes + this.argmaxBytes));
     this.staging.unmap();
     live.delete(logits);
     live.delete(argmax);
-    if (live.size !== this.persistent.size) throw new Error(`${live.size - this.persistent.size} activation buffers not released at the end of the token`);
+    if (live.size !== fixed) throw new Error(`${live.size - fixed} activation buffers not released at the end of the token`);
     const stats = {
       ...this.tok,
+      kvCapacity: capacity,
       storageBuffersCreated: this.storage.stats.created - created0,
       submitEndMs,
     };
     return { token: am[0], maxLogit: new Float32Array(am.buffer)[1], logits: logitsOut, stats };
   }
 
+  /** Destroy every buffer this executor owns (the storage and uniform caches destroy theirs). */
   destroy() {
-    for (const own of this.nodeUniforms) own?.buffer.destroy();
-    this.staging.destroy();
+    for (const b of this.ownedBuffers()) b.destroy();
+    for (const b of this.perDispatchUniforms) b.destroy();
   }
 }

@@ -1,5 +1,5 @@
-// The `fused` per-token decode graph: the same model and the same math as graph.js's unfused
-// graph, with fewer dispatches (the fusion experiment of the dispatch-overhead paper, arXiv
+// The `fused` per-token decode graph: the same model and the same math as the unfused
+// graph (graph-unfused.js), with fewer dispatches (the fusion experiment of the dispatch-overhead paper, arXiv
 // 2604.02344: 876 → 564 dispatches per forward with unchanged shaders gave +53% tokens/s).
 //
 // Per layer, 8 dispatches instead of 19 (21 with qk_norm):
@@ -17,14 +17,16 @@
 //
 // Weights: the fused QKV matmul reads one tensor `layers.<l>.qkv_proj.{b,scales}` whose rows are
 // q_proj's, then k_proj's, then v_proj's; the tensor spec names them in `concat` and main.js
-// uploads the concatenation (row n of the result is byte-for-byte the source row).
+// uploads the concatenation made by weights.js, weightData (row n of the result is byte-for-byte
+// the source row).
 
-import { graphBuilder, modelWeights, planLifetimes } from './graph.js';
+import { graphBuilder, modelWeights, planLifetimes } from './graph-builder.js';
 
+/** The fused graph of `profile` (see the header for its nodes). */
 export function buildFusedDecodeGraph(profile) {
   const {
     layers, hidden, heads, kvHeads, headDim, intermediate, vocab, maxTokens, eps, q, kv, F32, tensors, tensor,
-    nodes, node, act,
+    nodes, node, act, kvState,
   } = graphBuilder(profile);
   const qkvParts = /^layers\.(\d+)\.(q|k|v)_proj$/;
   for (const spec of modelWeights(profile)) {
@@ -50,21 +52,21 @@ export function buildFusedDecodeGraph(profile) {
 
   for (let l = 0; l < layers; l++) {
     const p = `layers.${l}.`;
-    const kCache = tensor(`${p}k_cache`, 'state', kvHeads * maxTokens * headDim * F32);
-    const vCache = tensor(`${p}v_cache`, 'state', kvHeads * maxTokens * headDim * F32);
+    const kCache = tensor(`${p}k_cache`, 'state', kvHeads * maxTokens * headDim * F32, kvState);
+    const vCache = tensor(`${p}v_cache`, 'state', kvHeads * maxTokens * headDim * F32, kvState);
 
     const qkv = act(`${p}qkv_proj.out`, qkvRows);
     node(`${p}qkv_proj`, 'rms_norm_matmul_nbits', [h, `${p}input_norm`, `${p}qkv_proj.b`, `${p}qkv_proj.scales`], [qkv],
       { k: hidden, n: qkvRows, eps }, l);
     const qr = act(`${p}rope_q.out`, q);
-    const ropeU = { heads, kv_heads: kvHeads, head_dim: headDim, max_tokens: maxTokens, pos: 'pos' };
+    const ropeU = { heads, kv_heads: kvHeads, head_dim: headDim, max_tokens: 'kv_capacity', pos: 'pos' };
     if (profile.qk_norm) {
       node(`${p}qk_norm_rope_kv`, 'qk_norm_rope_kv_append', [qkv, `${p}q_norm`, `${p}k_norm`, 'rope.cos', 'rope.sin'],
         [qr, kCache, vCache], { ...ropeU, eps }, l);
     } else {
       node(`${p}rope_kv`, 'rope_kv_append', [qkv, 'rope.cos', 'rope.sin'], [qr, kCache, vCache], ropeU, l);
     }
-    const attnU = { heads, kv_heads: kvHeads, head_dim: headDim, max_tokens: maxTokens, total_len: 'total_len' };
+    const attnU = { heads, kv_heads: kvHeads, head_dim: headDim, max_tokens: 'kv_capacity', total_len: 'total_len' };
     const scores = act(`${p}attn_scores.out`, heads * maxTokens);
     node(`${p}attn_scores`, 'attention_scores', [qr, kCache], [scores], { ...attnU, scale: 1 / Math.sqrt(headDim) }, l);
     const probs = act(`${p}attn_softmax.out`, heads * maxTokens);
@@ -89,25 +91,5 @@ export function buildFusedDecodeGraph(profile) {
   node('argmax', 'argmax', [logits], [next], { n: vocab });
 
   planLifetimes(tensors, nodes);
-  return { name: 'fused', tensors, nodes, outputs: { logits, argmax: next } };
-}
-
-/**
- * The bytes to upload for a weight tensor of either graph: the named weight, or for a `concat`
- * spec the named weights end to end (same typed-array type). Throws if a part is missing.
- */
-export function weightData(spec, weights) {
-  if (!spec.concat) return weights.get(spec.name);
-  const parts = spec.concat.map((n) => {
-    const w = weights.get(n);
-    if (!w) throw new Error(`weight ${spec.name}: part ${n} missing`);
-    return w;
-  });
-  const out = new parts[0].constructor(parts.reduce((a, w) => a + w.length, 0));
-  let at = 0;
-  for (const w of parts) {
-    out.set(w, at);
-    at += w.length;
-  }
-  return out;
+  return { name: 'fused', maxTokens, tensors, nodes, outputs: { logits, argmax: next } };
 }

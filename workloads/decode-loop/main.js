@@ -2,20 +2,18 @@
 //
 // run(ctx) builds the per-token graph (graph.js), uploads seeded weights (weights.js), compiles
 // one pipeline per kernel (workloads/kernels/*.wgsl) and decodes ctx.params.tokens tokens
-// greedily, one probe step per token. See executor.js for the dispatch path and the two variants.
+// greedily, one probe step per token, in one or more generate calls (generate.js). See
+// executor.js for the dispatch path and the variants, README.md for each parameter's question.
 
-import { BindGroupCache } from './bind-group-cache.js';
-import { BucketBufferCache, BufferIds, SimpleUniformCache } from './buffer-cache.js';
-import { DecodeExecutor, createPipelines } from './executor.js';
+import { BucketBufferCache, BufferIds } from './buffer-cache.js';
+import { createPipelines } from './executor.js';
+import { injectFault } from './faults.js';
+import { GenerateCall } from './generate.js';
 import { buildDecodeGraph, graphCounts } from './graph.js';
-import { weightData } from './graph-fused.js';
+import { parseOptions } from './options.js';
 import { ReferenceModel, top2 } from './reference.js';
-import { generateWeights } from './weights.js';
+import { generateWeights, weightData } from './weights.js';
 import { fnv1a32Hex } from '../lib/hash.js';
-
-
-const flag = (v) => v === true || (v !== undefined && v !== null && !['', '0', 'false', 'no', 0, false].includes(v));
-const int = (v, dflt) => (v === undefined || v === null || v === '' ? dflt : Number.parseInt(v, 10));
 
 function median(xs) {
   if (!xs.length) return null;
@@ -23,69 +21,38 @@ function median(xs) {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-async function resolveProfile(params) {
-  if (params.profile && typeof params.profile === 'object') {
-    return { profileName: params.profileName ?? 'custom', profile: params.profile };
-  }
-  const manifest = await (await fetch(new URL('./manifest.json', import.meta.url))).json();
-  const profileName = params.profileName ?? (typeof params.profile === 'string' ? params.profile : manifest.default_profile);
-  const profile = manifest.profiles[profileName];
-  if (!profile) throw new Error(`unknown profile '${profileName}' (have: ${Object.keys(manifest.profiles).join(', ')})`);
-  return { profileName, profile };
-}
-
-/** Options from ctx.params (manifest `parameters` are the defaults the harness passes). */
-async function options(params) {
-  const { profileName, profile } = await resolveProfile(params);
-  // Variants `fused` / `fused-reuse`: the fused graph (graph-fused.js) on the fresh / reuse
-  // dispatch path; `--param graph=fused` selects it for any variant.
-  const fusedVariant = { fused: 'fresh', 'fused-reuse': 'reuse' }[params.variant];
-  const o = {
-    variant: fusedVariant ?? params.variant ?? 'fresh',
-    cellVariant: params.variant ?? 'fresh',
-    profileName,
-    profile,
-    graph: fusedVariant ? 'fused' : params.graph ?? 'unfused',
-    tokens: int(params.tokens, 16),
-    seed: int(params.seed, 1),
-    startToken: int(params.start_token, 1),
-    verify: flag(params.verify),
-    verifyTolerance: Number(params.verify_tolerance ?? 1e-3),
-    bufferCachePop: params.buffer_cache_pop ?? 'oldest',
-    maxPendingDispatches: int(params.max_pending_dispatches, 16),
-  };
-  return o;
-}
-
-/** Graph, caches, weights on the GPU, pipelines, executor. Everything made goes in `s`. */
+/**
+ * The session: graph, weights on the GPU (a storage buffer cache of their own: the EP allocates
+ * initializers through its buffer manager), pipelines, padding buffers. Everything made goes in
+ * `s`; generate calls (generate.js) hold the rest.
+ */
 async function setup(ctx, o, device, s) {
   s.graph = buildDecodeGraph(o.profile, { graph: o.graph });
   const weights = generateWeights(o.profile, o.seed);
-  const ids = new BufferIds();
-  s.bindGroups = o.variant === 'reuse' ? new BindGroupCache(device, ids) : null;
-  s.storage = new BucketBufferCache(device, { pop: o.bufferCachePop, ids, onDestroy: (b) => s.bindGroups?.dropBuffer(b) });
-  s.uniformCache = new SimpleUniformCache(device, { ids });
-  // Weights and KV caches come from the storage buffer cache too (the EP allocates
-  // initializers through its buffer manager) and are never released.
-  const persistent = new Map();
+  s.ids = new BufferIds();
+  s.weights = new BucketBufferCache(device, { pop: o.bufferCachePop, ids: s.ids });
+  s.persistent = new Map();
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   for (const [name, t] of s.graph.tensors) {
-    if (t.kind !== 'weight' && t.kind !== 'state') continue;
-    const buffer = s.storage.acquire(t.bytes, usage, name); // a new buffer is zero-filled (state)
-    if (t.kind === 'weight') {
-      const data = weightData(t, weights);
-      if (!data || data.byteLength !== t.bytes) throw new Error(`weight ${name}: ${data?.byteLength} bytes, graph expects ${t.bytes}`);
-      device.queue.writeBuffer(buffer, 0, data);
-    }
-    persistent.set(name, buffer);
+    if (t.kind !== 'weight') continue;
+    const buffer = s.weights.acquire(t.bytes, usage, name);
+    const data = weightData(t, weights);
+    if (!data || data.byteLength !== t.bytes) throw new Error(`weight ${name}: ${data?.byteLength} bytes, graph expects ${t.bytes}`);
+    device.queue.writeBuffer(buffer, 0, data);
+    s.persistent.set(name, buffer);
   }
-  const pipelines = await createPipelines(device, s.graph, ctx.kernelUrl);
+  if (o.bindingsPerBindGroup) {
+    s.padBuffers = {
+      storage: device.createBuffer({ label: 'pad.storage', size: 16, usage: GPUBufferUsage.STORAGE }),
+      uniform: device.createBuffer({ label: 'pad.uniform', size: 16, usage: GPUBufferUsage.UNIFORM }),
+    };
+    s.ids.assign(s.padBuffers.storage);
+    s.ids.assign(s.padBuffers.uniform);
+  }
+  s.pipelines = await createPipelines(device, s.graph, ctx.kernelUrl, o.bindingsPerBindGroup);
+  s.device = device;
   await device.queue.onSubmittedWorkDone();
   s.reference = o.verify ? new ReferenceModel(o.profile, weights) : null;
-  s.executor = new DecodeExecutor({
-    device, graph: s.graph, pipelines, variant: o.variant, storage: s.storage, uniformCache: s.uniformCache,
-    bindGroups: s.bindGroups, ids, persistent, maxPendingDispatches: o.maxPendingDispatches,
-  });
 }
 
 /** Compare one token's GPU logits with the CPU reference; returns [extra fields, problems]. */
@@ -106,34 +73,48 @@ function checkAgainstReference(gpu, refLogits, tolerance) {
   return [{ max_abs_logit_err: err, ref_token: ref.token, ref_top2_margin: ref.margin }, problems];
 }
 
-/** The token loop: one probe step per token. */
+/** The token loop: one probe step per token; a new generate call every tokensPerCall tokens. */
 async function decode(ctx, o, s, gpuErrors) {
-  const out = { tokens: [], logitsHashes: [], bindGroupsCreatedPerToken: [], wallMsPerToken: [], maxAbsLogitErr: 0 };
+  const out = { tokens: [], logitsHashes: [], bindGroupsCreatedPerToken: [], wallMsPerToken: [], maxAbsLogitErr: 0, calls: 0 };
+  const perCall = o.tokensPerCall || o.tokens;
   let input = o.startToken;
   for (let i = 0; i < o.tokens; i++) {
-    if (i >= o.profile.max_tokens) {
-      // the preallocated KV cache (GQA with past_present_share_buffer) has no room for this position
-      throw new Error(`KV cache full: token ${i} needs position ${i}, max_tokens is ${o.profile.max_tokens}`);
+    const pos = i % perCall;
+    if (pos >= o.profile.max_tokens) {
+      throw new Error(`KV cache full: token ${i} needs position ${pos}, max_tokens is ${o.profile.max_tokens} (lower tokens_per_call)`);
     }
-    const refLogits = s.reference ? s.reference.step(input, i) : null; // outside the step's timing
-    const hits0 = s.bindGroups?.stats.hits ?? 0;
+    if (pos === 0) input = o.startToken;
+    const refLogits = s.reference ? s.reference.step(input, pos) : null; // outside the step's timing
     ctx.probe.beginStep(i);
+    await injectFault(o.faults, i, s.device);
+    if (pos === 0) {
+      // a new generate call, inside its first step: the previous call ends, this one allocates
+      s.call?.end(o.callEnding, s.leaked);
+      s.call = new GenerateCall(s, o, out.calls++);
+    }
+    const call = s.call;
+    const hits0 = call.bindGroups?.stats.hits ?? 0;
     const t0 = performance.now();
-    const r = await s.executor.runToken({ token: input, pos: i });
+    const r = await call.executor.runToken({ token: input, pos });
     const wallMs = performance.now() - t0;
     const logitsHash = fnv1a32Hex(r.logits);
     const extra = {
       dispatches: r.stats.dispatches,
       bind_groups_created: r.stats.bindGroupsCreated,
-      bind_group_cache_hits: (s.bindGroups?.stats.hits ?? 0) - hits0,
+      bind_group_cache_hits: (call.bindGroups?.stats.hits ?? 0) - hits0,
       bind_group_cache_misses: r.stats.bindGroupsCreated,
-      bind_group_cache_size: s.bindGroups?.size ?? 0,
+      bind_group_cache_size: call.bindGroups?.size ?? 0,
+      bindings_min: r.stats.bindingsMin,
+      bindings_max: r.stats.bindingsMax,
       uniform_writes: r.stats.uniformWrites,
       submits: r.stats.submits,
       storage_buffers_created: r.stats.storageBuffersCreated,
-      storage_buffers_free: s.storage.freeCount(),
+      storage_buffers_free: call.storage.freeCount(),
+      kv_capacity: r.stats.kvCapacity,
+      call: call.index,
+      encoder_bytes: pos === 0 ? call.encoderBytes : 0,
       input_token: input,
-      pos: i,
+      pos,
     };
     const problems = [];
     const jsPick = top2(r.logits);
@@ -153,17 +134,23 @@ async function decode(ctx, o, s, gpuErrors) {
     out.wallMsPerToken.push(wallMs);
     input = r.token;
   }
+  s.call?.end(o.callEnding, s.leaked);
+  s.call = null;
   return out;
 }
 
 export async function run(ctx) {
-  const o = await options(ctx.params ?? {});
+  const o = await parseOptions(ctx.params ?? {});
   const setupT0 = performance.now();
-  const device = await ctx.adapter.requestDevice({ label: 'decode-loop' });
+  // The adapter's buffer limits, as onnxruntime's WebGPU EP asks for them
+  // (webgpu_context.cc, GetRequiredLimits): a chunk's encoder buffer may be as large as the
+  // adapter allows (emulated iOS: 256 MiB, or 1 GiB with limits=ios-2025).
+  const { maxBufferSize, maxStorageBufferBindingSize } = ctx.adapter.limits;
+  const device = await ctx.adapter.requestDevice({ label: 'decode-loop', requiredLimits: { maxBufferSize, maxStorageBufferBindingSize } });
   const gpuErrors = [];
   device.addEventListener('uncapturederror', (e) => gpuErrors.push(String(e.error?.message ?? e.error)));
   device.lost.then((info) => { if (info.reason !== 'destroyed') gpuErrors.push(`device lost: ${info.message}`); });
-  const s = {};
+  const s = { leaked: [] };
   try {
     await setup(ctx, o, device, s);
     const counts = graphCounts(s.graph);
@@ -186,16 +173,16 @@ export async function run(ctx) {
       medianMsPerToken: median(out.wallMsPerToken.slice(1)),
       wallMsPerToken: out.wallMsPerToken,
       setupMs,
+      calls: out.calls,
+      callEnding: o.callEnding,
+      kvBuffers: o.kvBuffers,
       bufferCachePop: o.bufferCachePop,
       maxPendingDispatches: o.maxPendingDispatches,
-      storageBuffersCreated: s.storage.stats.created,
-      uniformBuffersCreated: o.variant === 'fresh' ? s.uniformCache.stats.created : s.graph.nodes.length,
       ...(o.verify ? { maxAbsLogitErr: out.maxAbsLogitErr } : {}),
     };
   } finally {
-    s.executor?.destroy();
-    s.storage?.destroyAll();
-    s.uniformCache?.destroyAll();
-    device.destroy();
+    s.call?.end('clean', s.leaked);
+    s.weights?.destroyAll();
+    device.destroy(); // frees whatever leaked or dropped calls still hold
   }
 }

@@ -6,7 +6,7 @@
 // row n holds K/8 words, element k of the row in bits 4*(k % 8) of word k / 8; one f32 scale per
 // row and block (workloads/kernels/matmul_nbits.wgsl).
 
-import { modelWeights } from './graph.js';
+import { modelWeights } from './graph-builder.js';
 
 /** 32-bit FNV-1a of a string (also the seed mixer). */
 function hashString(s, h = 0x811c9dc5) {
@@ -89,6 +89,26 @@ export function generateWeights(profile, seed) {
     } else {
       throw new Error(`unknown init ${spec.init} for ${spec.name}`);
     }
+  }
+  return out;
+}
+
+/**
+ * The bytes to upload for a weight tensor of either graph: the named weight, or for a `concat`
+ * spec the named weights end to end (same typed-array type). Throws if a part is missing.
+ */
+export function weightData(spec, weights) {
+  if (!spec.concat) return weights.get(spec.name);
+  const parts = spec.concat.map((n) => {
+    const w = weights.get(n);
+    if (!w) throw new Error(`weight ${spec.name}: part ${n} missing`);
+    return w;
+  });
+  const out = new parts[0].constructor(parts.reduce((a, w) => a + w.length, 0));
+  let at = 0;
+  for (const w of parts) {
+    out.set(w, at);
+    at += w.length;
   }
   return out;
 }

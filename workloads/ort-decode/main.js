@@ -29,7 +29,7 @@
 //   ortDist       URL of onnxruntime-web's dist/ folder (default: /node_modules/onnxruntime-web/dist/)
 // ctx.params.seed is not used: the weights are fixed in the model file.
 
-import {installBindGroupCache} from '../../web/bindgroup-cache.js';
+import {installBindGroupCache} from '../lib/bind-group-cache.js';
 import { fnv1a32Hex } from '../lib/hash.js';
 
 
@@ -229,7 +229,7 @@ function describeInputs(session, io, profile) {
 export async function run(ctx) {
   const params = ctx.params ?? {};
   const variant = params.variant ?? 'default';
-  if (!['default', 'bindgroup-cache', 'graph-capture', 'force-gc'].includes(variant)) {
+  if (!['default', 'bind-group-cache', 'graph-capture', 'force-gc'].includes(variant)) {
     throw new Error(`ort-decode: unknown variant ${variant}`);
   }
   const bundle = params.bundle || 'webgpu';
@@ -253,7 +253,7 @@ export async function run(ctx) {
   }
 
   // Installed before any session exists so every bind group ORT makes goes through it.
-  const bgCache = variant === 'bindgroup-cache'
+  const bgCache = variant === 'bind-group-cache'
     ? installBindGroupCache({maxEntries: Number(params.bindGroupCacheMaxEntries ?? 4096)})
     : null;
   try {

@@ -1,13 +1,13 @@
-// In-browser checks of web/bindgroup-cache.js on a real GPUDevice (run in a page or worker with
+// In-browser checks of workloads/lib/bind-group-cache.js on a real GPUDevice (run in a page or worker with
 // WebGPU). Returns {ok, checks: [{name, ok, detail}]}; never leaves the cache installed.
 //
-//   import {checkBindGroupCache} from '/workloads/ort-decode/bindgroup-cache-check.js';
+//   import {checkBindGroupCache} from '/workloads/ort-decode/bind-group-cache-check.js';
 //   const report = await checkBindGroupCache(adapter);   // adapter: a GPUAdapter not yet used
 //
 // The collection check needs a way to run the garbage collector: globalThis.gc (Chromium with
 // --js-flags=--expose-gc); without it that check reports ok: null (not run).
 
-import {installBindGroupCache} from '../../web/bindgroup-cache.js';
+import {installBindGroupCache} from '../lib/bind-group-cache.js';
 
 export async function checkBindGroupCache(adapter) {
   const device = await adapter.requestDevice();

@@ -1,6 +1,6 @@
-"""bindgroup-cache vs default on the real onnxruntime-web (ort-decode), and the shim's own cost.
+"""bind-group-cache vs default on the real onnxruntime-web (ort-decode), and the shim's own cost.
 
-1. Per-token time: ort-decode ``default`` and ``bindgroup-cache`` cells interleaved over
+1. Per-token time: ort-decode ``default`` and ``bind-group-cache`` cells interleaved over
    ``repeat`` repetitions in one Chromium session (static KV cache, as onnxruntime-genai uses,
    so the cache reaches its steady state); reports the ratio of median ms/token
    (cache ÷ default) per repetition, its median and spread.
@@ -21,7 +21,7 @@ from harness.drive.runner import Runner
 from harness.tables import build
 
 SHIM_JS = """(async (n) => {
-  const { installBindGroupCache } = await import('/web/bindgroup-cache.js');
+  const { installBindGroupCache } = await import('/workloads/lib/bind-group-cache.js');
   const device = await (await navigator.gpu.requestAdapter()).requestDevice();
   const layout = device.createBindGroupLayout({ entries: [
     { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
@@ -55,8 +55,8 @@ def shim_cost(n: int = 20000) -> dict:
 
 
 def main(profile: str = "qwen2-24l", tokens: int = 32, repeat: int = 3) -> dict:
-    run_dir = out_dir("bindgroup-cache")
-    p = plan("ort-decode", ["default", "bindgroup-cache"], profile, tokens, repeat=repeat,
+    run_dir = out_dir("bind-group-cache")
+    p = plan("ort-decode", ["default", "bind-group-cache"], profile, tokens, repeat=repeat,
              params={"kvCache": "static"})
     from harness.engines import find_ort
 
@@ -66,10 +66,10 @@ def main(profile: str = "qwen2-24l", tokens: int = 32, repeat: int = 3) -> dict:
     s = build(run_dir).summary.set_index("cell")
     ratios = []
     for rep in range(repeat):
-        cache = s.loc[f"chromium.ort-decode.bindgroup-cache.{profile}.r{rep}", "median_ms_per_token"]
+        cache = s.loc[f"chromium.ort-decode.bind-group-cache.{profile}.r{rep}", "median_ms_per_token"]
         default = s.loc[f"chromium.ort-decode.default.{profile}.r{rep}", "median_ms_per_token"]
         ratios.append(cache / default)
-    result = {"benchmark": "bindgroup-cache", "profile": profile, "tokens": tokens,
+    result = {"benchmark": "bind-group-cache", "profile": profile, "tokens": tokens,
               "engine": s["engine"].dropna().iloc[0] if s["engine"].notna().any() else None,
               "adapter": s["adapter"].iloc[0], "browser": f"chromium {s['browser_version'].iloc[0]}",
               "ratio_ms_per_token_cache_over_default": statistics.median(ratios), "ratios": ratios,

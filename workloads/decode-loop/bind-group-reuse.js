@@ -1,12 +1,15 @@
-// Bind group cache for the `reuse` variant: the fix asked for in the onnxruntime field report
+// The `reuse` variant's bind group cache, inside the workload: the fix asked for in the
+// onnxruntime field report
 // (shared/references.md: "cache bind groups keyed on (layout/program, and per entry buffer,
-// offset, size), dropping entries when a buffer goes back for good").
+// offset, size), dropping entries when a buffer goes back for good"). Not to be confused with
+// workloads/lib/bind-group-cache.js, the shim behind GPUDevice.createBindGroup that ort-decode's
+// `bind-group-cache` variant installs under onnxruntime-web.
 //
 // Key: the pipeline's bind group layout id, then per entry binding:bufferId@offset+size. Entries
 // always bind offset 0 and the whole buffer, as the ORT WebGPU EP does. dropBuffer() is wired to
 // the storage buffer cache's destroy path, so no cached bind group outlives one of its buffers.
 
-export class BindGroupCache {
+export class BindGroupReuseCache {
   constructor(device, ids) {
     this.device = device;
     this.ids = ids;

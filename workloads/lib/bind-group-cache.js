@@ -1,9 +1,9 @@
 /**
- * bindgroup-cache.js: a bounded cache behind GPUDevice.prototype.createBindGroup.
+ * bind-group-cache.js: a bounded cache behind GPUDevice.prototype.createBindGroup.
  *
  * Drop-in ES module for any page or worker (no harness imports):
  *
- *   import {installBindGroupCache} from './bindgroup-cache.js';
+ *   import {installBindGroupCache} from './bind-group-cache.js';
  *   const cache = installBindGroupCache({maxEntries: 4096});  // before the engine creates bind groups
  *   ... cache.stats() -> {hits, misses, evictions, size, maxEntries, ...}; cache.uninstall();
  *
