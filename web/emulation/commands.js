@@ -1,4 +1,6 @@
 // commands.js: GPUCommandEncoder, GPUComputePassEncoder, GPUCommandBuffer and GPUQueue
+// Over 400 lines on purpose: encoders, passes and the queue share the command-list state
+// (what a submitted list keeps alive); splitting them would expose it between modules.
 // of the emulated WebGPU. No shader runs: dispatches are validated and counted;
 // copyBufferToBuffer, clearBuffer, resolveQuerySet and writeBuffer really move bytes.
 //

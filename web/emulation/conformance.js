@@ -1,4 +1,5 @@
 // conformance.js: one WebGPU call sequence the harness can run against a real WebGPU
+// Over 400 lines on purpose: one linear list of checks, each a few lines, read top to bottom.
 // (navigator.gpu in Chromium) and against the emulation (webgpu-emulated.js), to check
 // that both accept the same valid sequences and reject the same invalid ones.
 //

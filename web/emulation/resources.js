@@ -1,4 +1,6 @@
 // resources.js: GPUBuffer, GPUShaderModule, GPUBindGroupLayout, GPUPipelineLayout,
+// Over 400 lines on purpose: every resource interface and its reference counts live in one
+// module, so the native objects behind the wrappers stay private to it.
 // GPUBindGroup, GPUComputePipeline and GPUQuerySet of the emulated WebGPU, with the
 // reference counts that decide when their modeled native memory is released.
 //

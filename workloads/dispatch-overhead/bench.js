@@ -1,4 +1,6 @@
 // The measured methods. One DispatchBench per device; each method-run encodes N dispatches of
+// Over 400 lines on purpose: every method of one DispatchBench, kept together so they share
+// the chain, the staging buffer and the counter bookkeeping (its Python twin: harness/native/bench.py).
 // workloads/kernels/add.wgsl chained ping-pong (dispatch j reads buffer j % 2 and b, writes
 // buffer (j + 1) % 2), so after N dispatches the result buffer holds x0 + N*b exactly and the
 // readback proves that every dispatch ran, in order.

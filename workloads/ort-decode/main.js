@@ -1,4 +1,6 @@
 // ort-decode: greedy LLM decoding with the real onnxruntime-web, one probe step per generated token.
+// Over 400 lines on purpose: the Transformers.js-style loop with its four variants and KV cache
+// modes in one module, in the order a reader follows a token.
 //
 // What it measures: the WebGPU calls onnxruntime-web makes per token. Its WebGPU execution
 // provider creates one GPUBindGroup per dispatch and reuses none outside graph capture

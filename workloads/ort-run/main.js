@@ -16,7 +16,7 @@
 // (and the profile's dims), other dynamic dims from `dim_default`; data from a .npy per input
 // (`inputs`) or generated (`fill`, seeded by --seed; `frames=new` gives every run new data).
 
-import { installBindGroupCache } from '../../web/bindgroup-cache.js';
+import { installBindGroupCache } from '../lib/bind-group-cache.js';
 import { fnv1a32Hex } from '../lib/hash.js';
 import { epOptions, fetchBytes, importOrt, DEFAULT_DIST } from '../lib/ort.js';
 import { TYPES, generate, parseDims, parseNpy, parsePairs, resolveShape, sumOf } from './inputs.js';
@@ -82,7 +82,7 @@ async function fullDevice(adapter, label) {
 export async function run(ctx) {
   const p = ctx.params ?? {};
   const variant = p.variant ?? 'default';
-  if (!['default', 'bindgroup-cache'].includes(variant)) throw new Error(`ort-run: unknown variant ${variant}`);
+  if (!['default', 'bind-group-cache'].includes(variant)) throw new Error(`ort-run: unknown variant ${variant}`);
   const runs = Number(p.tokens ?? 8);
   const sessions = Number(p.sessions ?? 1);
   const deviceMode = p.device ?? 'ort';
@@ -103,7 +103,7 @@ export async function run(ctx) {
   const dimDefault = Number(p.dim_default ?? 1);
   const npyUrls = parsePairs(p.inputs ?? '', 'inputs');
 
-  const bgCache = variant === 'bindgroup-cache' ? installBindGroupCache({ maxEntries: Number(p.bindGroupCacheMaxEntries ?? 4096) }) : null;
+  const bgCache = variant === 'bind-group-cache' ? installBindGroupCache({ maxEntries: Number(p.bindGroupCacheMaxEntries ?? 4096) }) : null;
   const cycles = [];
   let step = 0;
   try {
