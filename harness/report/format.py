@@ -46,7 +46,8 @@ def value(v: Any, unit: str = "") -> str:
     if "bytes" in unit and abs(float(v)) >= 1024:
         for div, name in _BINARY:
             if abs(float(v)) >= div:
-                return f"{float(v) / div:.3g} {name}{unit.replace('bytes', '')}"
+                x = float(v) / div
+                return f"{x:.3g} {name}{unit.replace('bytes', '')}" if abs(x) < 1000 else f"{x:,.0f} {name}{unit.replace('bytes', '')}"
     return number(v)
 
 
@@ -118,6 +119,16 @@ def mean_interval(t: Any, unit: str = "") -> str:
     if missing(lo):
         return f"{number(m)}{unit} (n={n})"
     return f"{number(m)}{unit} [{number(lo)}, {number(hi)}] (n={n})"
+
+
+def profile(v: Any) -> str:
+    """A cell's profile: the name, or ``default`` for a workload without profiles (never ``nan``)."""
+    return "default" if missing(v) or str(v) == "" else str(v)
+
+
+def text(v: Any) -> str:
+    """A text column's value: :data:`MISSING` for None/NaN (never ``nan`` or ``None``)."""
+    return MISSING if missing(v) else str(v)
 
 
 def share(part: Any, total: Any) -> str:
