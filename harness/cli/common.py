@@ -142,6 +142,21 @@ def print_comparison(c) -> None:
     say(f"{n} significant difference(s)" if n else "no significant differences")
 
 
+def update_index(folder: Path) -> None:
+    """Rebuild the run index (``index.html``) of the reports root ``folder`` lies in
+    (``ROOT/runs/X`` or ``ROOT/compare/X``: harness/report/index.py); nothing for a folder
+    elsewhere."""
+    from harness.report import index
+
+    root = index.root_of(folder)
+    if root is None:
+        return
+    try:
+        say(f"index: {index.write(root)}")
+    except Exception as exc:  # noqa: BLE001 - the run's own files are written; the index must not fail it
+        err.print(f"index not rebuilt: {type(exc).__name__}: {exc}", highlight=False, markup=False)
+
+
 def finish(run_dir: Path, budgets=(), summary: bool = True):
     """End of every command that wrote a run folder: analyse it, write every file
     (harness/pipeline.py), print the summary, differences and budget verdicts. Returns the
@@ -155,4 +170,5 @@ def finish(run_dir: Path, budgets=(), summary: bool = True):
         print_differences(analysis)
         print_budgets(analysis.budgets)
     say(f"report: {paths['report.html']}")
+    update_index(run_dir)
     return analysis

@@ -277,27 +277,29 @@ def compute(tables, run: RunStats, workloads: dict | None = None) -> list[Findin
     return [f for fn in FINDINGS for f in fn(inp)]
 
 
+#: Metrics every comparison finding states, significant or not (others only when significant).
+COMPARE_ALWAYS = ("bind_groups_per_token", "ms_per_token")
+
+
 def compare_findings(comparison) -> list[Finding]:
-    """Findings of ``compare``: per matched configuration, its significant B − A differences of
-    headline metrics (relative and absolute, 95% CI); one sentence when there are none. Flags a
-    configuration whose environment differs."""
+    """Findings of ``compare``: per matched configuration, B − A of createBindGroup and ms per
+    token (said to be not significant when their CI includes 0) and of every other headline
+    metric whose difference is significant, each with its relative change and 95% CI. Flags a
+    configuration whose environment differs, and CPU-adapter or emulated times."""
     out = []
-    quiet = []
     for m in comparison.matches:
-        sig = [d for d in m.differences if d.significant and d.metric in HEADLINE]
-        if not sig:
-            quiet.append(m.label)
+        shown = [d for d in m.differences if d.metric in COMPARE_ALWAYS
+                 or (d.significant and d.metric in HEADLINE)]
+        if not shown:
             continue
         parts: list = ["B − A: "]
-        for i, d in enumerate(sig):
+        for i, d in enumerate(shown):
             parts += ["; " if i else "", f"{d.metric} ", Number.diff(d)]
             if d.rel is not None:
                 parts += [" (", Number.rel(d), ")"]
+            if not d.significant:
+                parts += [" (not significant)" if d.significant is False else " (no interval)"]
         flags = [f"environment differs: {'; '.join(m.env_differs)}"] if m.env_differs else []
-        flags += time_flags(m.b) if any(d.metric == "ms_per_token" for d in sig) else []
+        flags += time_flags(m.b) if any(d.metric == "ms_per_token" for d in shown) else []
         out.append(Finding("compare", m.label, parts + ["."], flags))
-    if quiet:
-        out.append(Finding("compare", f"{len(quiet)} matched configuration{'s' if len(quiet) != 1 else ''}",
-                           [f"No significant B − A difference in a headline metric ({', '.join(HEADLINE)}): "
-                            f"{', '.join(quiet)}."]))
     return out
