@@ -185,12 +185,13 @@ def core_charts(analysis, names: Names) -> dict[str, dict]:
     """The per-token charts every report has: chart id → figure."""
     t, bands, w = analysis.tables, analysis.bands, analysis.stats.warmup
     gn = group_names(analysis, names)
-    note = time_note(analysis)
+    note = time_note(analysis)  # said in full in the section's text
     return {
         "bind_groups_per_token": line_chart(t, names, "create_bind_group", "createBindGroup calls per token", "calls",
                                             bands.get("create_bind_group"), w, gn),
         "ms_per_token": line_chart(t, names, "wall_ms", "Per-token latency (wall time to the token's sync)"
-                                   + (f"<br><sup>{note}</sup>" if note else ""), "ms", bands.get("wall_ms"), w, gn),
+                                   + (" · ⚑ CPU adapter or emulated: not GPU times" if note else ""), "ms",
+                                   bands.get("wall_ms"), w, gn),
     }
 
 
@@ -209,7 +210,8 @@ def engine_charts(numbers: dict | None, names: Names) -> dict[str, dict]:
     for i, setting in enumerate(numbers["settings"]):
         variants = setting["variants"]
         for view in setting["views"]:
-            panels = view["panels"]
+            panels = [p for p in view["panels"] if p["traces"]]
+            missing = [p["engine"] for p in view["panels"] if not p["traces"]]
             fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.03,
                                 subplot_titles=[p["engine"] for p in panels])
             shown: set[str] = set()
@@ -231,9 +233,10 @@ def engine_charts(numbers: dict | None, names: Names) -> dict[str, dict]:
                     shown.add(v)
             fig.update_xaxes(title_text="token", matches="x")
             fig.update_yaxes(title_text="MiB" if scale != 1 else view["unit"], col=1)
-            fig.update_layout(title={"text": view["title"] + (f" — {setting['setting']}" if len(numbers["settings"]) > 1
-                                                              else ""), "y": 0.98, "yanchor": "top"},
-                              height=360, **_LAYOUT)
+            title = view["title"] + (f" — {setting['setting']}" if len(numbers["settings"]) > 1 else "")
+            if missing:
+                title += f" · not measured in {', '.join(missing)}"
+            fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, height=360, **_LAYOUT)
             cid = "live_bind_groups" if view["id"] == "live_bind_groups" else f"engines_{view['id']}"
             out[cid + (f"_{i}" if i else "")] = fig_dict(fig)
     return out

@@ -112,6 +112,8 @@ def quantity(n: Number) -> str:
     point = n.ci_low is not None and n.ci_low == n.ci_high  # every resample/slope equal: no spread to show
     text = F.estimate({"value": n.value, "unit": n.unit, "ci_low": n.ci_low, "ci_high": n.ci_high,
                        "ci_method": "exact" if point else n.ci_method})
+    if n.unit in ("ms", "µs"):
+        text += f" {n.unit}"
     if n.ci_low is None and n.n_reps == 1 and n.ci_method in ("", "none", "t"):
         text += " (n=1, no interval)"
     return text

@@ -226,7 +226,7 @@ def dispatch_overhead(inp: Inputs) -> list[Finding]:
     n = inp.workloads.get("dispatch-overhead") or {}
     out = []
     for m in n.get("methods", []):
-        parts: list = ["µs per dispatch: "]
+        parts: list = ["Wall time per dispatch: "]
         shown = [c for c in ("single-op", "sequential", "batched-16", "one-pass") if (m["per"].get(c) or (None,))[0] is not None]
         for i, c in enumerate(shown):
             mean, lo, hi, k = m["per"][c]
