@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 
 from harness.report import format as F
 from harness.report import reduce as R
-from harness.stats.finding import time_flags
+from harness.stats.finding import NOT_TOKENS, time_flags
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 #: Legend above the plot, in rows, small: it never squeezes the plot or runs past the page.
@@ -143,8 +143,6 @@ def line_chart(tables, names: Names, column: str, title: str, ytitle: str, bands
                warmup: int = 1, group_names: dict[str, str] | None = None) -> dict:
     """One trace per cell of steps.csv ``column`` over tokens (reduced for drawing), plus ``bands``.
     Workloads whose steps are not tokens are left out."""
-    from harness.stats.finding import NOT_TOKENS
-
     fig = go.Figure()
     seen: set[str] = set()
     colors: dict[str, str] = {}
@@ -185,6 +183,8 @@ def core_charts(analysis, names: Names) -> dict[str, dict]:
     """The per-token charts every report has: chart id → figure."""
     t, bands, w = analysis.tables, analysis.bands, analysis.stats.warmup
     gn = group_names(analysis, names)
+    tokens = {g.key.label for g in analysis.stats.groups.values() if g.key.workload not in NOT_TOKENS}
+    bands = {col: [b for b in bs if b.group in tokens] for col, bs in bands.items()}
     note = time_note(analysis)  # said in full in the section's text
     return {
         "bind_groups_per_token": line_chart(t, names, "create_bind_group", "createBindGroup calls per token", "calls",

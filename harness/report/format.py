@@ -3,7 +3,7 @@ people — in report.html, compare.html, summary.md, budget messages and the con
 
 Rules: ``—`` for a missing value (None or NaN); byte quantities in binary units (KiB, MiB, GiB,
 3 significant digits, the rest of the unit kept: ``MiB/token``); other numbers to 4
-significant digits, with thousands separators from 100,000 up.
+significant digits, whole numbers with thousands separators from 1,000 up (10,000 up for fractions).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def number(v: Any, digits: int = 4) -> str:
     f = float(v)
     if not math.isfinite(f):
         return MISSING
-    if abs(f) >= 1e5 or (f == int(f) and abs(f) >= 1000):
+    if abs(f) >= 1e4 or (f == int(f) and abs(f) >= 1000):  # 4 significant digits would need an exponent
         return f"{f:,.0f}"
     return f"{f:.{digits}g}"
 

@@ -18,10 +18,11 @@ from typing import Sequence
 import numpy as np
 from tsdownsample import MinMaxLTTBDownsampler
 
-#: Points drawn per trace on a chart as wide as the page (~1,200 px): about one per pixel.
-FULL_WIDTH_POINTS = 1_200
+#: Points drawn per trace on a chart as wide as the page (a plot area of ~1,100 px): one per two
+#: pixels — MinMaxLTTB keeps each bucket's extremes, so a spike narrower than that still shows.
+FULL_WIDTH_POINTS = 600
 #: Points drawn per trace in one panel of a row of small multiples.
-PANEL_POINTS = 500
+PANEL_POINTS = 300
 
 _LTTB = MinMaxLTTBDownsampler()
 

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from harness.report import charts, workload_charts
 from harness.report.charts import Names
+from harness.stats.finding import NOT_TOKENS
 from harness.stats.metrics import HEADLINE
 
 
@@ -57,8 +58,10 @@ def engines_context(analysis, names: Names) -> dict | None:
 
 
 def per_token_context(analysis, names: Names) -> dict | None:
-    """Context of per_token.j2: the warm-up and the time caveat of the per-token charts."""
-    if not len(analysis.tables.steps):
+    """Context of per_token.j2: the warm-up and the time caveat of the per-token charts (None
+    when no workload of the run counts tokens)."""
+    s = analysis.tables.summary
+    if not len(analysis.tables.steps) or s["workload"].isin(NOT_TOKENS).all():
         return None
     return {"warmup": analysis.stats.warmup, "time_note": charts.time_note(analysis)}
 
@@ -146,6 +149,15 @@ def statistics_context(analysis, names: Names) -> dict | None:
     }
 
 
+def retention_context(analysis, names: Names) -> dict | None:
+    """Context of retention.j2: the retention numbers of cells whose steps are tokens."""
+    n = analysis.workloads.get("retention")
+    rows = [r for r in (n or {}).get("rows", []) if r["row"]["workload"] not in NOT_TOKENS]
+    if not rows:
+        return None
+    return {"n": {**n, "rows": rows, "engines": sorted({r["row"]["browser"] for r in rows})}}
+
+
 def numbers_of(section_id: str) -> Callable[[Any, Names], dict | None]:
     """Context function of a workload section: its numbers as ``n`` (None when absent)."""
     def context(analysis, names: Names) -> dict | None:
@@ -171,7 +183,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("dispatch-overhead", "Dispatch overhead", "dispatch_overhead.j2", numbers_of("dispatch-overhead"),
             _workload(workload_charts.dispatch_charts)),
     Section("retention", lambda ctx: "Bind group retention per engine (" + " vs ".join(ctx["n"]["engines"]) + ")",
-            "retention.j2", numbers_of("retention")),
+            "retention.j2", retention_context),
     Section("onnxruntime", "onnxruntime-web (ort-decode)", "onnxruntime.j2", numbers_of("onnxruntime"),
             _workload(workload_charts.onnxruntime_charts)),
     Section("gc-retention", "GC retention calibration (gc-retention): which allocation pattern changes retention",
