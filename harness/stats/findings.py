@@ -272,9 +272,12 @@ FINDINGS: tuple[Callable[[Inputs], list[Finding]], ...] = (
 
 
 def compute(tables, run: RunStats, workloads: dict | None = None) -> list[Finding]:
-    """Every :data:`FINDINGS` function's findings for a run, in order."""
+    """Every :data:`FINDINGS` function's findings for a run, grouped by scope (browser · adapter
+    · WebGPU — workload) in the order scopes first appear, in :data:`FINDINGS` order within one."""
     inp = Inputs(tables, run, workloads or {})
-    return [f for fn in FINDINGS for f in fn(inp)]
+    out = [f for fn in FINDINGS for f in fn(inp)]
+    scopes = list(dict.fromkeys(f.scope for f in out))
+    return sorted(out, key=lambda f: scopes.index(f.scope))  # by scope (engine), in FINDINGS order within one
 
 
 #: Metrics every comparison finding states, significant or not (others only when significant).
