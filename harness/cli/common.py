@@ -18,16 +18,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness import REPO_ROOT
+from harness.locations import compare_dir, runs_dir  # noqa: F401 (the commands' defaults)
 
 # Piped output (make run, CI logs) is not a terminal: rich would wrap tables at 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
-#: Where run folders go without --output.
-RUNS_DIR = REPO_ROOT / "reports" / "runs"
-#: Where comparisons go without --output.
-COMPARE_DIR = REPO_ROOT / "reports" / "compare"
+#: Where run folders go without --output: call ``runs_dir()`` (it depends on the current folder and
+#: $WEBGPU_HARNESS_RUNS); ``compare_dir()`` for comparisons. Both from harness/locations.py.
 
 
 def say(message: str) -> None:
