@@ -81,9 +81,12 @@ def cache_root() -> Path:
 
 def places() -> list[Place]:
     """The ``node_modules`` folders looked in, in order (module docstring)."""
-    out = [Place("./node_modules", Path.cwd() / "node_modules")]
+    here = Path.cwd() / "node_modules"
     clone = locations.clone_root()
-    if clone is not None and (clone / "node_modules").resolve() != out[0].node_modules.resolve():
+    out = []
+    if clone is None or (clone / "node_modules").resolve() != here.resolve():
+        out.append(Place("./node_modules", here))
+    if clone is not None:  # in the clone itself its node_modules is listed once, as the clone's
         out.append(Place("the clone's node_modules", clone / "node_modules"))
     out.append(Place("the per-user cache (webgpu-harness setup fills it)", cache_root() / "node_modules"))
     return out

@@ -39,6 +39,21 @@ def fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+#: Python packages of the ``measure`` extra that run, serve and doctor import (pyproject.toml).
+MEASURE_PACKAGES = ("fastapi", "uvicorn", "playwright", "selenium", "onnx")
+
+
+def require_measure_extra() -> None:
+    """Exit 2 with one line naming the missing packages and the install command when the
+    ``measure`` extra is not installed (an analysis-only ``pip install webgpu-harness``)."""
+    import importlib.util
+
+    missing = [m for m in MEASURE_PACKAGES if importlib.util.find_spec(m) is None]
+    if missing:
+        fail(f"this command drives browsers and needs the 'measure' extra ({', '.join(missing)} not installed): "
+             "pip install 'webgpu-harness[measure]'")
+
+
 def bad_input_errors() -> tuple[type[Exception], ...]:
     """Exceptions that mean bad input (each with a one-line message)."""
     from harness.plan import PlanError

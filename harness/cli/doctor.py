@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from harness.cli.common import console, fail, say
+from harness.cli.common import console, fail, require_measure_extra, say
 from harness.drive.base import BrowserNotFound
 from harness.drive.registry import BROWSERS
 from harness.workloads import WorkloadError, discover, user_dirs
@@ -21,6 +21,7 @@ def doctor(
     workloads_dir: Optional[List[Path]] = typer.Option(None, "--workloads-dir", help="A folder of your own workloads to list too (as for run). Default: $WEBGPU_HARNESS_WORKLOADS."),
 ):
     """List browsers, drivers and WebGPU adapters found, the workloads, and how to install what is missing."""
+    require_measure_extra()
     from harness import locations, npm
     from harness.drive.doctor import native_adapters, probe_adapter
 

@@ -19,7 +19,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness import plan as P
-from harness.cli.common import bad_input, console, err, finish, runs_dir, say, timestamped
+from harness.cli.common import bad_input, console, err, finish, require_measure_extra, runs_dir, say, timestamped
 from harness.drive.registry import BROWSERS
 from harness.workloads import served_roots
 
@@ -193,6 +193,7 @@ def run(
     timeout: Optional[str] = typer.Option(None, "--timeout", help="Stop --auto-sample after this long: minutes (default 3), or e.g. 90s."),
 ):
     """Run workloads in browsers, record every sample, write tables, statistics and an HTML report."""
+    require_measure_extra()
     from harness.verdicts import budgets as B
 
     with bad_input():

@@ -17,7 +17,7 @@ from typing import List, Optional
 import typer
 
 from harness import plan as P
-from harness.cli.common import bad_input, fail, finish, runs_dir, say, timestamped
+from harness.cli.common import bad_input, fail, finish, require_measure_extra, runs_dir, say, timestamped
 from harness.cli.run import sigterm_as_interrupt
 from harness.workloads import served_roots
 
@@ -52,6 +52,7 @@ def serve(
     ort_dist: Optional[Path] = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder or its package folder (as for run)."),
 ):
     """Serve the workloads for a browser you open yourself; samples are still recorded."""
+    require_measure_extra()
     from harness.drive.runner import Runner, cell_config
     from harness.serve.app import ServerThread, create_app, default_roots
 
