@@ -179,9 +179,12 @@ def wait_done_playwright(page, timeout_s: float) -> str:
     return page.eval_on_selector("#status", "e => e.textContent")
 
 
-def finish(page_eval, pump) -> None:
-    """Flush the page realm, then give workers' batched samples (≤100 ms) time to arrive."""
+def finish(page_eval, pump, end_step: bool = False) -> None:
+    """Flush the page realm (ending its open step first when ``end_step``), then give workers'
+    batched samples (≤100 ms) time to arrive."""
     try:
+        if end_step:
+            page_eval("globalThis.__webgpuHarness?.endStep()")
         page_eval("globalThis.__webgpuHarness?.flush()")
     except Exception:
         pass
@@ -202,7 +205,7 @@ class ChromiumPaths:
         self.version = self.browser.version
 
     def run(self, mechanism: str, app: str, base: str, core: InjectionCore, tokens: int, steps: int,
-            timeout_s: float) -> AppRun:
+            timeout_s: float, end_step: bool = False) -> AppRun:
         ctx = self.browser.new_context()
         extra = None
         try:
@@ -232,7 +235,7 @@ class ChromiumPaths:
             status = wait_done_playwright(page, timeout_s)
             seconds = time.monotonic() - t0
             result = json.loads(page.eval_on_selector("#result", "e => e.textContent") or "{}")
-            finish(page.evaluate, lambda s: page.wait_for_timeout(s * 1000))
+            finish(page.evaluate, lambda s: page.wait_for_timeout(s * 1000), end_step)
             if proxy:
                 proxy.__exit__(None, None, None)
             return AppRun(app, f"chromium:{mechanism}", status, result, list(core.samples), seconds)

@@ -9,9 +9,10 @@
 //     interceptor then prepends `importScripts(bootstrap)` (classic) or `import bootstrap` (module)
 //     to the script: the worker keeps its URL, so self.location, relative URLs and importScripts
 //     behave as before.
-//   - blob: URL: its text is read synchronously (the app may revoke the URL right after
-//     construction) and the worker starts from a new blob: URL holding the same prefix + the
-//     original text. self.location.href is then the new blob: URL (a blob: worker resolves no
+//   - blob: URL: the worker starts from a new blob: URL made of the prefix and the original
+//     Blob (kept when the app called URL.createObjectURL, so nothing is read and CSP
+//     connect-src does not matter; a blob: URL made in another realm is read with a synchronous
+//     XHR instead). self.location.href is then the new blob: URL (a blob: worker resolves no
 //     relative URL either way).
 //   - data: or cross-origin URL: started unchanged, recorded as not instrumented.
 // `navigator.serviceWorker.register` is wrapped the same way (registration only; a service
@@ -64,6 +65,21 @@ export function wrapWorkers(scope, post, o) {
   const origin = scope.origin;
   const base = () => scope.location.href;
 
+  // Blobs behind this realm's blob: URLs, so a blob: worker's source needs no read.
+  const blobs = new Map();
+  const URLCtor = scope.URL;
+  if (URLCtor && typeof o.createObjectURL === 'function') {
+    URLCtor.createObjectURL = function (obj) {
+      const url = o.createObjectURL.call(this, obj);
+      if (obj instanceof o.Blob) blobs.set(url, obj);
+      return url;
+    };
+    URLCtor.revokeObjectURL = function (url) {
+      blobs.delete(String(url));
+      return o.revokeObjectURL.call(this, url);
+    };
+  }
+
   function prepare(workerKind, url, type) {
     const record = { kind: 'worker', worker_id: randomId(), worker_kind: workerKind, url: String(url),
       script_type: type, via: null, instrumented: null };
@@ -77,16 +93,16 @@ export function wrapWorkers(scope, post, o) {
     const hints = { kind: workerKind, type, wid: record.worker_id };
     if (abs.protocol === 'blob:') {
       try {
-        const text = readSync(o, abs.href);
+        const source = blobs.get(abs.href) ?? readSync(o, abs.href);
         hints.created_url = abs.href;
         const boot = new o.URL(BOOTSTRAP_PATH + bootstrapQuery(hints), origin).href;
-        const blob = new o.Blob([`${bootstrapPrefix(type, boot)}\n${text}`], { type: 'text/javascript' });
+        const blob = new o.Blob([`${bootstrapPrefix(type, boot)}\n`, source], { type: 'text/javascript' });
         const replaced = o.createObjectURL.call(o.URL, blob);
         o.setTimeout.call(scope, () => o.revokeObjectURL.call(o.URL, replaced), 60000);
         record.via = 'blob';
         return { record, url: replaced };
       } catch (err) {
-        Object.assign(record, { instrumented: false, reason: `could not read the blob: URL: ${err?.message ?? err}` });
+        Object.assign(record, { instrumented: false, reason: `could not read the blob: URL (made in another realm): ${err?.message ?? err}` });
         return { record, url };
       }
     }

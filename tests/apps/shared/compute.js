@@ -6,7 +6,8 @@
 // pass of 3 dispatches, each with its own new bind group (3 createBindGroup, 3 dispatchWorkgroups:
 // a->b, b->a, a->b with y = 2x + 1), 1 copyBufferToBuffer, 1 submit of 1 command buffer, then
 // 1 mapAsync of the staging buffer (resolved = the step's end), read, unmap.
-// With real WebGPU every element read back is 8s + 7.
+// With real WebGPU every element read back is 8s + 7. After each step: performance.mark
+// ('compute-step') and console.debug('compute step <s> done').
 /* global self */
 (function () {
   'use strict';
@@ -57,6 +58,9 @@
       out.values.push(new Float32Array(staging.getMappedRange())[0]);
       staging.unmap();
       out.msPerStep.push(performance.now() - t0);
+      // what an app with its own instrumentation might emit (used by --step-on mark:/console:)
+      performance.mark('compute-step');
+      console.debug(`compute step ${s} done`);
     }
     device.destroy();
     return out;

@@ -2670,6 +2670,19 @@ var WebGPUHarnessInject = (() => {
   function wrapWorkers(scope, post, o) {
     const origin = scope.origin;
     const base = () => scope.location.href;
+    const blobs = /* @__PURE__ */ new Map();
+    const URLCtor = scope.URL;
+    if (URLCtor && typeof o.createObjectURL === "function") {
+      URLCtor.createObjectURL = function(obj) {
+        const url = o.createObjectURL.call(this, obj);
+        if (obj instanceof o.Blob) blobs.set(url, obj);
+        return url;
+      };
+      URLCtor.revokeObjectURL = function(url) {
+        blobs.delete(String(url));
+        return o.revokeObjectURL.call(this, url);
+      };
+    }
     function prepare(workerKind, url, type) {
       const record = {
         kind: "worker",
@@ -2690,17 +2703,17 @@ var WebGPUHarnessInject = (() => {
       const hints = { kind: workerKind, type, wid: record.worker_id };
       if (abs.protocol === "blob:") {
         try {
-          const text = readSync(o, abs.href);
+          const source = blobs.get(abs.href) ?? readSync(o, abs.href);
           hints.created_url = abs.href;
           const boot = new o.URL(BOOTSTRAP_PATH + bootstrapQuery(hints), origin).href;
           const blob = new o.Blob([`${bootstrapPrefix(type, boot)}
-${text}`], { type: "text/javascript" });
+`, source], { type: "text/javascript" });
           const replaced = o.createObjectURL.call(o.URL, blob);
           o.setTimeout.call(scope, () => o.revokeObjectURL.call(o.URL, replaced), 6e4);
           record.via = "blob";
           return { record, url: replaced };
         } catch (err) {
-          Object.assign(record, { instrumented: false, reason: `could not read the blob: URL: ${err?.message ?? err}` });
+          Object.assign(record, { instrumented: false, reason: `could not read the blob: URL (made in another realm): ${err?.message ?? err}` });
           return { record, url };
         }
       }
