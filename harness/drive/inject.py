@@ -16,7 +16,10 @@ Two DevTools mechanisms, both set up before the app's URL is opened:
     bootstrap sees the app's first WebGPU call by construction; ``blob:`` workers are handled
     in-page by the wrapper (web/inject/workers.js).
   - ``/__webgpu_harness__/samples`` POSTs from any realm are answered here too: samples never
-    reach the app's server, whatever its COEP or CORS.
+    reach the app's server, whatever its COEP or CORS. Pages also get a DevTools binding
+    ``__webgpuHarnessSend`` (Playwright ``expose_binding``, CDP ``Runtime.addBinding``), which
+    no CSP can block; web/inject/transport.js prefers it, and workers whose POST is blocked
+    (``connect-src``) relay their batches to the page over a BroadcastChannel.
 
 Why not pause workers with ``Target.setAutoAttach(waitForDebuggerOnStart)``: Playwright's own
 session auto-attaches to every worker and resumes it at once, and Chromium resumes a worker on
@@ -62,6 +65,8 @@ class ChromiumInjector:
     def attach(self, browser, context) -> None:
         """Add the page init script to ``context`` and start Fetch interception on ``browser``.
         Raises RuntimeError if the browser is not Chromium (no browser CDP session)."""
+        # the binding first: its init script then runs before the bootstrap's first send
+        context.expose_binding("__webgpuHarnessSend", self._on_binding)
         context.add_init_script(script=self.core.bootstrap_js({"kind": "page"}))
         try:
             self._cdp = browser.new_browser_cdp_session()
@@ -78,6 +83,12 @@ class ChromiumInjector:
             except Exception:
                 pass
             self._cdp = None
+
+    def _on_binding(self, _source, body: str) -> None:
+        try:
+            self.core.add_samples(str(body).encode("utf-8"))
+        except (ValueError, OverflowError) as exc:
+            self.errors.append(f"binding: {exc}")
 
     # ------------------------------------------------------------------------------------
     def _on_paused(self, ev: dict) -> None:

@@ -120,3 +120,14 @@ def test_interval_steps_lose_no_call(chromium, apps):
     assert len(bg) >= 2 and sum(bg) == 3 * STEPS  # the harness ends the open step: nothing lost
     triggers = [s["extra"]["trigger"] for s in run.device_realms()[0].steps]
     assert triggers.count("harness") == 1 and set(triggers) == {"interval", "harness"}
+
+
+def test_a_csp_that_blocks_every_fetch_still_reports_through_the_devtools_binding(chromium):
+    # connect-src 'none': the sample POST is blocked in every realm. Chromium's path hands page
+    # batches to a DevTools binding, and a blob: worker relays its batches to the page. (Workers
+    # from URLs cannot announce themselves then: see web/inject/README.md.)
+    csp = "script-src 'self'; worker-src 'self' blob:; connect-src 'none'"
+    with Served(create_app(csp=csp)) as srv:
+        for app in ("main-thread", "eager-blob"):
+            run = chromium_run(chromium, "cdp", app, srv.url)
+            assert check(run, TOKENS, STEPS, emulated=False) == [], app
