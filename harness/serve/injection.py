@@ -175,9 +175,14 @@ class InjectionCore:
 
     # --- the path under /__webgpu_harness__/ ---------------------------------------------
     def handle(self, method: str, path: str, query: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
-        """Answer one request for PREFIX: (status, headers, body). Never raises."""
+        """Answer one request for PREFIX: (status, headers, body). Never raises.
+
+        The bootstrap carries COEP require-corp + CORP same-origin: WebKitGTK 2.50 refuses to
+        evaluate a module a cross-origin-isolated module worker imports unless the module's own
+        response has COEP (measured: the worker fails with an empty error event; Chromium does
+        not need it, the HTML spec asks it only of the worker's main script)."""
         js = {"content-type": "text/javascript; charset=utf-8", "cache-control": "no-store",
-              "cross-origin-resource-policy": "same-origin"}
+              "cross-origin-resource-policy": "same-origin", "cross-origin-embedder-policy": "require-corp"}
         plain = {"content-type": "text/plain; charset=utf-8", "cache-control": "no-store"}
         try:
             if path == BOOTSTRAP_PATH and method in ("GET", "HEAD"):

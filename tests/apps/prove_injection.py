@@ -256,7 +256,14 @@ class WebKitPaths:
         from harness.browsers.webdriver import WebKitGTKDriver
 
         driver = WebKitGTKDriver()
-        self.session = driver.launch(driver.locate())
+        for attempt in range(3):  # Xvfb sometimes exits at once here ("exited right after taking display")
+            try:
+                self.session = driver.launch(driver.locate())
+                break
+            except RuntimeError:
+                if attempt == 2:
+                    raise
+                time.sleep(2)
         self.version = self.session.version
 
     def run(self, app: str, base: str, core: InjectionCore, tokens: int, steps: int, timeout_s: float) -> AppRun:
