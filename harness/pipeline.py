@@ -117,6 +117,18 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
                     findings=FD.compute(t, run, workloads), engines=E.numbers(t, run))
 
 
+def chart_bundle() -> Path | None:
+    """plotly.js's basic bundle (npm ``plotly.js-basic-dist-min``, pinned in package.json) where
+    harness/npm.py finds npm packages, or None (an analysis-only install: the report then embeds
+    the full plotly.js of the Python package)."""
+    from harness import npm
+
+    try:
+        return npm.find("plotly.js-basic-dist-min")[0] / "plotly-basic.min.js"
+    except (npm.NpmError, OSError, ValueError):
+        return None
+
+
 def write(analysis: Analysis) -> dict[str, Path]:
     """Write every file of ``analysis`` into its ``out_dir``, each once, in the order tables →
     stats → verdicts → report (:data:`RUN_FILES`, or :data:`COMPARE_FILES` for a comparison).
@@ -150,7 +162,7 @@ def write(analysis: Analysis) -> dict[str, Path]:
     paths["summary.md"] = ci_files.write_markdown(
         ci_files.markdown("webgpu-harness run", analysis.stats, analysis.stats.differences, analysis.budgets,
                           analysis.notes, findings=analysis.findings), out)
-    paths["report.html"] = render.render(analysis, out)
+    paths["report.html"] = render.render(analysis, out, chart_bundle())
     return paths
 
 

@@ -20,7 +20,7 @@ from harness.drive.registry import BROWSERS
 from harness.plan import Cell, RunPlan
 from harness.probe.base import ProbeContext
 from harness.probe.registry import PROBES
-from harness.serve.app import DEFAULT_ROOTS, ServerThread, create_app
+from harness.serve.app import ServerThread, create_app, default_roots
 from harness.store import environment
 from harness.store.store import SampleStore
 from harness.workloads import Workload
@@ -93,7 +93,7 @@ class Runner:
         for cell in pending:
             self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan))
         self.write_manifest()
-        app = create_app(self.store, {**DEFAULT_ROOTS, **self.plan.extra_roots})
+        app = create_app(self.store, {**default_roots(), **self.plan.extra_roots})
         try:
             with ServerThread(app) as server:
                 for browser in self.plan.browsers:

@@ -10,18 +10,21 @@ analyse it; a folder whose files cannot be read is listed with the reason. Nothi
 computes a statistic: values and CIs are the ones each run's ``stats.json`` holds.
 
 Rebuilt by the CLI after every ``run``, ``merge``, ``report``, ``native`` and ``compare`` whose
-output lies in a reports root (a folder's ``runs/`` or ``compare/``; :func:`root_of`), and by
-``webgpu-harness index [ROOT]``.
+output lies in the default places (harness/locations.py: a clone's ``reports/runs`` and
+``reports/compare`` → ``reports/index.html``) or in a reports root's ``runs/`` or ``compare/``
+(:func:`target_for`), and by ``webgpu-harness index [ROOT]``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import plotly.graph_objects as go
 
+from harness import locations
 from harness.report import format as F
 from harness.report.charts import _LAYOUT, COLORS, fig_dict
 from harness.stats.finding import PROCESS_ROLES
@@ -155,39 +158,64 @@ def trend_charts(entries: list[RunEntry]) -> dict[str, dict]:
     return out
 
 
-def root_of(folder: Path) -> Path | None:
-    """The reports root a run or comparison folder belongs to (``ROOT/runs/X`` or
-    ``ROOT/compare/X`` → ``ROOT``), or None for a folder elsewhere."""
-    folder = Path(folder).resolve()
-    return folder.parent.parent if folder.parent.name in (RUNS, COMPARE) else None
-
-
-def build(root: Path) -> tuple[list[RunEntry], list[dict]]:
-    """Every run (newest first) and comparison under ``root``."""
+def for_root(root: Path) -> tuple[Path, Path, Path]:
+    """(runs folder, comparisons folder, index file) of a reports root: ``ROOT/runs``,
+    ``ROOT/compare``, ``ROOT/index.html``."""
     root = Path(root)
-    runs = [read_run(d) for d in sorted((root / RUNS).iterdir()) if d.is_dir()] if (root / RUNS).is_dir() else []
+    return root / RUNS, root / COMPARE, root / "index.html"
+
+
+def default_target() -> tuple[Path, Path, Path]:
+    """The index of the default output places (harness/locations.py): a clone's
+    ``reports/runs`` and ``reports/compare`` → ``reports/index.html``; elsewhere
+    ``./webgpu-harness-runs/`` (comparisons in its ``compare/``) → its ``index.html``."""
+    runs, comps = locations.runs_dir(), locations.compare_dir()
+    return runs, comps, (runs.parent if runs.name == RUNS else runs) / "index.html"
+
+
+def target_for(folder: Path) -> tuple[Path, Path, Path] | None:
+    """The index a run or comparison ``folder`` belongs in: :func:`default_target` when it lies
+    in a default place, :func:`for_root` when it is ``ROOT/runs/X`` or ``ROOT/compare/X``; None
+    for a folder elsewhere (e.g. ``--output /tmp/x``)."""
+    folder = Path(folder).resolve()
+    runs, comps, out = default_target()
+    if folder.parent in (runs.resolve(), comps.resolve()):
+        return runs, comps, out
+    if folder.parent.name in (RUNS, COMPARE):
+        return for_root(folder.parent.parent)
+    return None
+
+
+def build(runs_dir: Path, compare_dir: Path | None = None) -> tuple[list[RunEntry], list[dict]]:
+    """Every run folder in ``runs_dir`` (newest first; ``compare_dir`` itself skipped when it
+    lies inside) and every comparison in ``compare_dir``."""
+    runs_dir = Path(runs_dir)
+    skip = Path(compare_dir).resolve() if compare_dir is not None else None
+    runs = ([read_run(d) for d in sorted(runs_dir.iterdir()) if d.is_dir() and d.resolve() != skip]
+            if runs_dir.is_dir() else [])
     runs.sort(key=lambda e: (e.created or "", e.name), reverse=True)
-    comps = ([c for c in (read_compare(d) for d in sorted((root / COMPARE).iterdir()) if d.is_dir()) if c]
-             if (root / COMPARE).is_dir() else [])
+    comps = ([c for c in (read_compare(d) for d in sorted(Path(compare_dir).iterdir()) if d.is_dir()) if c]
+             if compare_dir is not None and Path(compare_dir).is_dir() else [])
     comps.sort(key=lambda c: c["name"], reverse=True)
     return runs, comps
 
 
-def write(root: Path) -> Path:
-    """Write ``root/index.html`` and return its path."""
+def write(out: Path, runs_dir: Path, compare_dir: Path | None = None, basic_bundle: Path | None = None) -> Path:
+    """Write the index of ``runs_dir`` and ``compare_dir`` to the file ``out`` (links relative
+    to it) and return its path (``basic_bundle``: as :func:`harness.report.render.plotly_js`)."""
     from harness.report.render import _json, environment, plotly_js
 
-    root = Path(root)
-    runs, comps = build(root)
+    out = Path(out)
+    runs, comps = build(runs_dir, compare_dir)
     charts = trend_charts(runs)
     for e in runs:
-        e.link = f"{RUNS}/{e.name}/report.html"
+        e.link = Path(os.path.relpath(e.path / "report.html", out.parent)).as_posix()
     for c in comps:
-        c["link"] = f"{COMPARE}/{c['name']}/compare.html"
+        c["link"] = Path(os.path.relpath(c["path"] / "compare.html", out.parent)).as_posix()
     html = environment().get_template("index.html.j2").render(
-        runs=runs, comps=comps, root=str(root.resolve()), headline=[label for label, _ in HEADLINE],
-        chart_json=_json(charts), charts=charts, plotly_js=plotly_js(charts) if charts else "",
+        runs=runs, comps=comps, root=str(Path(runs_dir).resolve()), headline=[label for label, _ in HEADLINE],
+        chart_json=_json(charts), charts=charts, plotly_js=plotly_js(charts, basic_bundle) if charts else "",
         fmt_estimate=F.estimate)
-    out = root / "index.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html, encoding="utf-8")
     return out

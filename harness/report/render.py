@@ -19,19 +19,20 @@ import jinja2
 from markupsafe import Markup, escape
 from plotly.offline import get_plotlyjs
 
-from harness import REPO_ROOT
+from harness import locations
 from harness.report import format as F
 from harness.report.charts import Names
 from harness.report.sections import SECTIONS
 from harness.report.workload_charts import dispatch_label
 from harness.stats.finding import quantity
 
-TEMPLATES = REPO_ROOT / "reports" / "templates"
-#: plotly.js's "basic" bundle (scatter, bar, pie: every trace type the report draws), 1.2 MB
-#: instead of the full bundle's 4.8 MB; pinned in package.json beside the Python package's own
-#: copy of plotly.js, and used only when its version is the same (the figure JSON is written by
-#: the Python package for that version).
-BASIC_BUNDLE = REPO_ROOT / "node_modules" / "plotly.js-basic-dist-min" / "plotly-basic.min.js"
+TEMPLATES = locations.templates_dir()
+#: Trace types of plotly.js's "basic" bundle (``plotly.js-basic-dist-min``, pinned in package.json:
+#: 1.2 MB instead of the full bundle's 4.8 MB); every trace type the report draws. The caller
+#: finds the bundle (harness/pipeline.py ``chart_bundle``: npm packages are the measuring half's
+#: business) and passes its path; it is used only when its version is the Python package's own
+#: plotly.js version (the figure JSON is written for that version), else the full bundle that
+#: ships with the Python package is embedded.
 BASIC_TRACES = {"scatter", "bar", "pie"}
 
 
@@ -40,20 +41,23 @@ def _version(js: str) -> str | None:
     return m.group(1) if m else None
 
 
-@lru_cache(maxsize=2)
-def _bundles() -> tuple[str, str | None]:
+@lru_cache(maxsize=4)
+def _bundles(basic_path: Path | None) -> tuple[str, str | None]:
     full = get_plotlyjs()
-    basic = BASIC_BUNDLE.read_text(encoding="utf-8") if BASIC_BUNDLE.exists() else None
+    try:
+        basic = Path(basic_path).read_text(encoding="utf-8") if basic_path is not None else None
+    except OSError:
+        basic = None
     if basic is not None and _version(basic) != _version(full):
         basic = None
     return full, basic
 
 
-def plotly_js(figures: dict) -> str:
+def plotly_js(figures: dict, basic_bundle: Path | None = None) -> str:
     """The plotly.js source to embed for ``figures`` (chart id → figure dict): the basic bundle
-    (:data:`BASIC_BUNDLE`) when every trace is one of its types and its version matches the
-    Python package's plotly.js, else the full bundle that ships with the Python package."""
-    full, basic = _bundles()
+    at ``basic_bundle`` when every trace is one of :data:`BASIC_TRACES` and its version matches
+    the Python package's plotly.js, else the full bundle that ships with the Python package."""
+    full, basic = _bundles(basic_bundle)
     types = {t.get("type", "scatter") for f in figures.values() for t in f.get("data", [])}
     return basic if basic is not None and types <= BASIC_TRACES else full
 
@@ -97,9 +101,10 @@ def _json(data) -> str:
     return json.dumps(data, default=str, separators=(",", ":")).replace("</", "<\\/")
 
 
-def render(analysis, out_dir: Path | None = None) -> Path:
+def render(analysis, out_dir: Path | None = None, basic_bundle: Path | None = None) -> Path:
     """Write ``report.html`` of ``analysis`` (a :class:`harness.pipeline.Analysis`) into
-    ``out_dir`` (default: the analysis' output folder) and return its path."""
+    ``out_dir`` (default: the analysis' output folder) and return its path. ``basic_bundle``:
+    plotly.js's basic bundle, embedded instead of the full one when it fits (:func:`plotly_js`)."""
     env = environment()
     t = analysis.tables
     names = Names(t.summary)
@@ -118,7 +123,7 @@ def render(analysis, out_dir: Path | None = None) -> Path:
         workloads=list(dict.fromkeys(t.summary["workload"])) if len(t.summary) else [],
         events=t.events[t.events["kind"].isin(["error", "skip", "cell_status", "device_lost",
                                                 "uncaptured_error"])].to_dict("records"),
-        envs=t.env, chart_json=_json(all_charts), plotly_js=plotly_js(all_charts))
+        envs=t.env, chart_json=_json(all_charts), plotly_js=plotly_js(all_charts, basic_bundle))
     out = Path(out_dir or analysis.out_dir) / "report.html"
     out.write_text(html, encoding="utf-8")
     return out

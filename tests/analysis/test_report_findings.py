@@ -131,7 +131,7 @@ def test_index_lists_runs_and_copes_with_partial_and_broken_folders(tmp_path):
     (root / "runs" / "broken").mkdir()
     (root / "runs" / "broken" / "manifest.json").write_text("{not json")
     (root / "runs" / "empty").mkdir()
-    runs, comps = index.build(root)
+    runs, comps = index.build(root / "runs", root / "compare")
     by = {e.name: e for e in runs}
     assert runs[0].name == "webkit-decode-loop-again"                      # newest first
     assert by["partial"].problem.startswith("not analysed (no stats.json)") and by["partial"].statuses == {"ok": 2}
@@ -143,6 +143,7 @@ def test_index_lists_runs_and_copes_with_partial_and_broken_folders(tmp_path):
     charts = index.trend_charts(runs)
     trace = next(t for t in charts["trend_0"]["data"] if t["meta"]["group"] == fresh["group"])
     assert trace["meta"]["runs"] == ["webkit-decode-loop", "webkit-decode-loop-again"] and trace["y"] == [42, 42]
-    html = index.write(root).read_text()
+    html = index.write(root / "index.html", root / "runs", root / "compare").read_text()
     assert 'href="runs/webkit-decode-loop/report.html"' in html and "partial" in html and comps == []
-    assert index.root_of(root / "runs" / "partial") == root.resolve() and index.root_of(tmp_path) is None
+    assert index.target_for(root / "runs" / "partial") == index.for_root(root.resolve())
+    assert index.target_for(tmp_path / "elsewhere") is None
