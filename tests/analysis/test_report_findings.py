@@ -147,3 +147,13 @@ def test_index_lists_runs_and_copes_with_partial_and_broken_folders(tmp_path):
     assert 'href="runs/webkit-decode-loop/report.html"' in html and "partial" in html and comps == []
     assert index.target_for(root / "runs" / "partial") == index.for_root(root.resolve())
     assert index.target_for(tmp_path / "elsewhere") is None
+
+
+def test_the_chart_library_is_embedded_once_and_is_the_basic_bundle_when_installed(analysed):
+    bundle = pipeline.chart_bundle()
+    if bundle is None:
+        pytest.skip("plotly.js-basic-dist-min is not installed (npm ci, or webgpu-harness setup)")
+    for a in analysed.values():
+        html = (a.out_dir / "report.html").read_text(encoding="utf-8")
+        assert html.count('<script type="text/plain" id="plotly-js">') == 1 and html.count("plotly.js (basic") == 1
+        assert len(html.encode()) < 2 * 2**20          # the full bundle alone is 4.8 MB
