@@ -264,10 +264,53 @@ def gc_collections(inp: Inputs) -> list[Finding]:
     return out
 
 
+#: Words of the statistics' memory classes (harness/stats/memory.py, when present).
+CLASS_WORDS = {"bounded": "bounded", "growing-until-collected": "growing until collected",
+               "retained-growth": "retained growth"}
+
+
+def memory_classes(inp: Inputs) -> list[Finding]:
+    """The statistics' classification of every memory series (the ``memory`` numbers: rows of
+    memory_series.csv, one per cell × series, when the analysis has them): per configuration
+    family and series, each variant's class, and for retained growth the floor slope per
+    repetition with its 95% CI (growth that collections do not take back: a leak). One sentence
+    per family for the series that are bounded everywhere."""
+    rows = (inp.workloads.get("memory") or {}).get("rows") or []
+    if not rows:
+        return []
+    out = []
+    for fam in families(inp.run):
+        labels = {g.key.label: g for g in fam}
+        mine = [r for r in rows if r.get("group") in labels]
+        series = list(dict.fromkeys(r["series"] for r in mine))
+        calm = []
+        for name in series:
+            rs = [r for r in mine if r["series"] == name]
+            if all(r.get("class") == "bounded" for r in rs):
+                calm.append(rs[0].get("label") or name)
+                continue
+            parts: list = [f"{(rs[0].get('label') or name)[:1].upper()}{(rs[0].get('label') or name)[1:]}: "]
+            for i, g in enumerate(g for g in fam if any(r["group"] == g.key.label for r in rs)):
+                gr = [r for r in rs if r["group"] == g.key.label]
+                kinds = list(dict.fromkeys(CLASS_WORDS.get(r.get("class"), str(r.get("class"))) for r in gr))
+                parts += ["; " if i else "", f"{g.key.variant} {' / '.join(kinds)}"]
+                leaks = [r for r in gr if r.get("class") == "retained-growth" and r.get("floor_slope") is not None]
+                for j, r in enumerate(leaks):
+                    parts += [", floor slope " if j == 0 else ", ",
+                              Number(r["floor_slope"], f"{r.get('unit', '')}/token", r.get("floor_ci_low"),
+                                     r.get("floor_ci_high"), 1, "theil-sen",
+                                     {"workload": "memory", "cell": r["cell"], "series": name, "field": "floor_slope"})]
+            out.append(Finding("memory_classes", inp.scope(fam[0]), parts + ["."]))
+        if calm:
+            out.append(Finding("memory_classes", inp.scope(fam[0]),
+                               [f"Bounded (collections bring them back): {', '.join(calm)}."]))
+    return out
+
+
 #: Every finding, in the order a report shows them: (function, what it says).
 FINDINGS: tuple[Callable[[Inputs], list[Finding]], ...] = (
-    bind_groups, live_growth, memory_growth, memory_budget, dispatches, time_per_token, dispatch_overhead,
-    gc_collections,
+    bind_groups, live_growth, memory_growth, memory_classes, memory_budget, dispatches, time_per_token,
+    dispatch_overhead, gc_collections,
 )
 
 

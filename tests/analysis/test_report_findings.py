@@ -157,3 +157,16 @@ def test_the_chart_library_is_embedded_once_and_is_the_basic_bundle_when_install
         html = (a.out_dir / "report.html").read_text(encoding="utf-8")
         assert html.count('<script type="text/plain" id="plotly-js">') == 1 and html.count("plotly.js (basic") == 1
         assert len(html.encode()) < 2 * 2**20          # the full bundle alone is 4.8 MB
+
+
+def test_memory_classes_of_the_statistics_become_a_finding(analysed):
+    pytest.importorskip("harness.stats.memory")     # the statistics' classification (issue 11)
+    a = analysed["webkit-gc-retention"]
+    rows = (a.workloads.get("memory") or {}).get("rows") or []
+    assert rows
+    found = _of(a, "memory_classes")
+    assert found
+    for f in found:
+        for n in f.numbers:
+            row = next(r for r in rows if r["cell"] == n.ref["cell"] and r["series"] == n.ref["series"])
+            assert row["class"] == "retained-growth" and row["floor_slope"] == n.value
