@@ -65,8 +65,8 @@ class Number:
     def excludes_zero(self) -> bool | None:
         """Whether the CI excludes 0 (None without an interval)."""
         if self.ci_low is None or self.ci_high is None or self.ci_method == "exact":
-            return None if self.ci_method != "exact" else self.value != 0
-        return self.ci_low > 0 or self.ci_high < 0
+            return None if self.ci_method != "exact" else bool(self.value != 0)
+        return bool(self.ci_low > 0 or self.ci_high < 0)  # a Python bool, also for numpy bounds
 
     def to_dict(self) -> dict:
         """JSON-ready dict."""

@@ -129,10 +129,13 @@ def memory_growth(inp: Inputs) -> list[Finding]:
 
 def memory_budget(inp: Inputs) -> list[Finding]:
     """The token at which the memory budget was passed (summary.csv ``would_be_killed_at_token``:
-    content-process RSS plus modeled native bytes), or, for a configuration that stayed under it
-    while its content memory grew significantly, the token at which it would be passed at that
-    growth (a projection: budget − peak) ÷ slope after its last token, range from the slope's CI)."""
+    content-process RSS plus modeled native bytes), or, for a configuration that stayed under it,
+    the token at which it would be passed: the statistics' projection by memory class when the
+    analysis has one (``memory`` numbers: bounded series are not projected), else — at a content
+    memory growth whose CI is above 0 — (budget − peak) ÷ slope after its last token, range
+    from the slope's CI."""
     s = inp.tables.summary
+    mem_rows = (inp.workloads.get("memory") or {}).get("rows") or []
     budget_col = s["memory_budget_bytes"].dropna() if "memory_budget_bytes" in s else []
     budget = float(budget_col.iloc[0]) if len(budget_col) else None
     out = []
@@ -150,7 +153,18 @@ def memory_budget(inp: Inputs) -> list[Finding]:
                                                         ref={"cell": r["cell"], "column": "would_be_killed_at_token"}),
                               f" (r{r['repetition']})"]
                 continue
-            proj = projection(g, budget or FIELD_KILL_BYTES, rows)
+            classified = [r for r in mem_rows if r.get("group") == g.key.label]
+            theirs = [r for r in classified if r.get("projected_tokens_to_budget") is not None]
+            if theirs:  # the statistics projected it by class (floor slope or rate between collections)
+                r = min(theirs, key=lambda r: r["projected_tokens_to_budget"])
+                parts += ["; " if parts else "", f"{g.key.variant} would pass it near token ",
+                          Number(float(r["projected_tokens_to_budget"]), "token", None, None, 1, "projection",
+                                 {"workload": "memory", "cell": r["cell"], "series": r["series"],
+                                  "field": "projected_tokens_to_budget"}),
+                          f" ({r.get('label') or r['series']}, {r.get('class')}: {r.get('projection_basis')})"]
+                projected = True
+                continue
+            proj = None if classified else projection(g, budget or FIELD_KILL_BYTES, rows)
             if proj is not None:
                 parts += ["; " if parts else "", f"{g.key.variant} would pass it near token ", proj]
                 projected = True
@@ -269,6 +283,14 @@ CLASS_WORDS = {"bounded": "bounded", "growing-until-collected": "growing until c
                "retained-growth": "retained growth"}
 
 
+def _shown_series(name: str) -> bool:
+    """The memory series findings speak of: everything but the RSS of processes that are neither
+    the content nor the GPU process (browser, utility, zygote, network…: in memory_series.csv)."""
+    if not name.startswith("rss_bytes_"):
+        return True
+    return any(name[len("rss_bytes_"):] in types for types in PROCESS_ROLES.values())
+
+
 def memory_classes(inp: Inputs) -> list[Finding]:
     """The statistics' classification of every memory series (the ``memory`` numbers: rows of
     memory_series.csv, one per cell × series, when the analysis has them): per configuration
@@ -281,7 +303,7 @@ def memory_classes(inp: Inputs) -> list[Finding]:
     out = []
     for fam in families(inp.run):
         labels = {g.key.label: g for g in fam}
-        mine = [r for r in rows if r.get("group") in labels]
+        mine = [r for r in rows if r.get("group") in labels and _shown_series(r.get("series", ""))]
         series = list(dict.fromkeys(r["series"] for r in mine))
         calm = []
         for name in series:
