@@ -1,8 +1,14 @@
 """``webgpu-harness doctor``: browsers, drivers and WebGPU adapters found, and how to install
-what is missing (launches each browser once; harness/drive/doctor.py)."""
+what is missing (launches each browser once; harness/drive/doctor.py); then what the harness
+can measure beside the browser here (psutil or macOS physical footprint, Safari's processes),
+what phones need (``--https`` certificates, QR codes) and whether remote endpoints answer
+(harness/drive/doctor_platform.py)."""
 
 from __future__ import annotations
 
+from typing import Optional
+
+import typer
 from rich.table import Table
 
 from harness.cli.common import console
@@ -11,8 +17,13 @@ from harness.drive.registry import BROWSERS
 from harness.workloads import discover
 
 
-def doctor():
+def doctor(
+    webdriver_url: Optional[str] = typer.Option(None, "--webdriver-url", help="Also check this WebDriver endpoint (GET /status)."),
+    connect: Optional[str] = typer.Option(None, "--connect", help="Also check this Playwright server (ws://HOST:PORT/)."),
+    cdp_url: Optional[str] = typer.Option(None, "--cdp-url", help="Also check this DevTools endpoint (GET /json/version)."),
+):
     """List browsers, drivers and WebGPU adapters found, and how to install what is missing."""
+    from harness.drive import doctor_platform
     from harness.drive.doctor import native_adapters, probe_adapter
 
     table = Table(title="webgpu-harness doctor")
@@ -36,4 +47,11 @@ def doctor():
     for label, note in native_adapters():
         table.add_row("native (wgpu)", "yes" if label else "no", "wgpu-native via wgpu-py", "", label or "", note)
     console.print(table)
+    beside = Table(title="beside the browser: memory, phones, remote browsers")
+    for col in ("what", "ok", "detail"):
+        beside.add_column(col, overflow="fold")
+    endpoints = [(k, u) for k, u in (("webdriver", webdriver_url), ("playwright", connect), ("cdp", cdp_url)) if u]
+    for what, ok, detail in doctor_platform.rows(endpoints):
+        beside.add_row(what, "yes" if ok else "no", detail)
+    console.print(beside)
     console.print(f"workloads: {', '.join(sorted(discover()))}")

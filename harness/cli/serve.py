@@ -52,6 +52,7 @@ def show_qr(url: str) -> None:
         return
     say(f"scan to open {url}")
     segno.make(url, error="l").terminal(out=sys.stdout, compact=True)
+    sys.stdout.flush()
 
 
 def settle_served_cells(runner) -> None:
