@@ -218,13 +218,9 @@ def test_cdp_endpoint_and_the_browser_outlives_the_run(local, tmp_path):
     assert "gpu-process" in psutil_types(run, "chromium")
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--connect", "http://127.0.0.1:1/"], "ws://"),
+@pytest.mark.parametrize("args, words", [  # every case: tests/drive/test_remote_targets.py
     (["--capabilities", "x.json"], "--webdriver-url"),
-    (["--webdriver-url", "http://127.0.0.1:1", "--connect", "ws://127.0.0.1:1/"], "one remote endpoint"),
-    (["--cdp-url", "http://127.0.0.1:1", "-b", "webkit"], "valid: chromium, chrome"),
     (["--public-url", "127.0.0.1:8000"], "http(s)://HOST"),
-    (["--cert", "c.pem"], "--cert and --key"),
 ])
 def test_bad_remote_options_exit_2(args, words, tmp_path):
     r = run_cli("run", *CELL, *args, run_dir=tmp_path / "r")
