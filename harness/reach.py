@@ -66,3 +66,27 @@ def check_serving(host: str, port: int | None, public_url: str | None, https: bo
         except (ssl.SSLError, OSError) as exc:
             raise PlanError(f"--cert {cert} / --key {key}: not a PEM certificate and its key ({exc})") from None
     return port or 0, (Path(cert), Path(key)) if cert is not None else None
+
+
+def insecure_context_warning(base_urls: list[str]) -> str | None:
+    """A warning when a browser is sent to an http URL that is not loopback: such a page is not a
+    secure context (HTML spec "potentially trustworthy URL"), so it has no WebGPU
+    (``--webgpu auto`` then falls back to the emulation), no cross-origin isolation and no
+    ``measureUserAgentSpecificMemory``. None when every URL is https or loopback."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    def trustworthy(url: str) -> bool:
+        parts = urlsplit(url)
+        if parts.scheme == "https" or parts.hostname in ("localhost", None) or (parts.hostname or "").endswith(".localhost"):
+            return True
+        try:
+            return ipaddress.ip_address(parts.hostname).is_loopback
+        except ValueError:
+            return False
+
+    bad = [u for u in base_urls if not trustworthy(u)]
+    if not bad:
+        return None
+    return (f"{bad[0]} is not a secure context for a browser there: no WebGPU (--webgpu auto would emulate it), "
+            "no cross-origin isolation; add --https")

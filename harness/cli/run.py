@@ -241,6 +241,8 @@ def run(
                                 cdp_url=cdp_url, public_url=public_url, host=host, port=port, https=https,
                                 cert=cert, key=key))
         B.check_references(budgets, plan.workloads)
+    if plan.public_url and (warning := reach_plan.insecure_context_warning([plan.public_url])):
+        err.print(f"warning: {warning}", highlight=False, markup=False)
     ensure_tls(plan)
     try:
         cells = execute(plan, run_dir, sampler)

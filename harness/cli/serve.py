@@ -129,6 +129,8 @@ def serve(
             cell.memory = "not measurable remotely: a browser opened by hand (per-page memory only where it offers measureUserAgentSpecificMemory)"
         runner.write_manifest()
         say(f"serving at {', '.join(bases)}  (bound to {host}:{server.port}; samples → {run_dir}/samples.jsonl)")
+        if warning := reach_plan.insecure_context_warning(bases):
+            say(f"warning: {warning}")
         print_urls(bases, [c.cell for c in runner.cells])
         if certs is not None:
             say(f"certificate: {', '.join(certs.made) or 'cached'} in {certs.cert.parent} (names: {', '.join(certs.names)})")

@@ -166,3 +166,11 @@ def test_certificates_are_made_once_and_renewed_for_a_new_name(tmp_path):
     assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is False
     assert (tmp_path / "key.pem").stat().st_mode & 0o077 == 0
     ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(moved.cert, moved.key)
+
+
+def test_http_beyond_loopback_is_warned_about():
+    from harness.reach import insecure_context_warning
+
+    assert "not a secure context" in insecure_context_warning(["http://192.0.2.2:8765"])
+    assert insecure_context_warning(["https://192.0.2.2:8765", "http://127.0.0.1:1", "http://localhost:2",
+                                     "http://[::1]:3"]) is None
