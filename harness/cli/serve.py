@@ -22,9 +22,10 @@ import typer
 
 from harness import plan as P
 from harness import reach as reach_plan
-from harness.cli.common import RUNS_DIR, bad_input, fail, finish, say, timestamped
+from harness.cli.common import bad_input, fail, finish, require_measure_extra, runs_dir, say, timestamped
 from harness.cli.run import sigterm_as_interrupt
 from harness.serve import tls, urls
+from harness.workloads import served_roots
 
 
 def certificates(host: str, public_url: str | None):
@@ -86,28 +87,32 @@ def serve(
     key: Optional[Path] = typer.Option(None, "--key", help="--https: PEM private key of --cert."),
     public_url: Optional[str] = typer.Option(None, "--public-url", help="Base URL the browser uses to reach this machine (a tunnel, a name), printed instead of the bound address."),
     qr: bool = typer.Option(True, "--qr/--no-qr", help="Show the index page's URL as a QR code in the terminal."),
+    workloads_dir: Optional[List[Path]] = typer.Option(None, "--workloads-dir", help="A folder of your own workloads (as for run), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS."),
+    ort_dist: Optional[Path] = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder or its package folder (as for run)."),
 ):
     """Serve the workloads for a browser you open yourself; samples are still recorded."""
+    require_measure_extra()
     from harness.drive.runner import Runner, cell_config
-    from harness.serve.app import DEFAULT_ROOTS, ServerThread, create_app
+    from harness.serve.app import ServerThread, create_app, default_roots
 
     with bad_input():
         P.check_range(tokens, 1, 100_000, "--tokens")
         port, tls_files = reach_plan.check_serving(host, port, public_url, https, cert, key)
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", label):
             raise P.PlanError(f"--label {label!r} must be 1-40 letters, digits, '-' or '_' (it becomes part of cell ids and URLs)")
-        wls, variants, profiles = P.resolve_workloads(workload, variant, profile)
+        wls, variants, profiles = P.resolve_workloads(workload, variant, profile, workloads_dir)
         params: dict = {}
         P.check_kv_capacity(wls, profiles, tokens, params)
-        extra_roots = P.engine_params(wls, profiles, params, None, None)
-        run_dir = P.check_new_run_dir(output or timestamped(RUNS_DIR, "-serve"))
+        extra_roots = P.engine_params(wls, profiles, params, None, None, ort_dist)
+        extra_roots.update(served_roots(wls))
+        run_dir = P.check_new_run_dir(output or timestamped(runs_dir(), "-serve"))
     plan = P.RunPlan(browsers=[label], workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
                      workload_params=params, extra_roots=extra_roots)
     runner = Runner(plan, run_dir, argv=sys.argv)
     for cell in runner.cells:
         runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan))
     runner.write_manifest()
-    app = create_app(runner.store, {**DEFAULT_ROOTS, **extra_roots})
+    app = create_app(runner.store, {**default_roots(), **extra_roots})
     try:
         certs = None
         if https and tls_files is None:

@@ -21,7 +21,7 @@ from harness.plan import Cell, RunPlan
 from harness.probe import process_memory
 from harness.probe.base import ProbeContext
 from harness.probe.registry import PROBES
-from harness.serve.app import DEFAULT_ROOTS, ServerThread, create_app
+from harness.serve.app import ServerThread, create_app, default_roots
 from harness.serve.urls import runner_url
 from harness.store import environment
 from harness.store.store import SampleStore
@@ -118,7 +118,7 @@ class Runner:
         for cell in pending:
             self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan))
         self.write_manifest()
-        app = create_app(self.store, {**DEFAULT_ROOTS, **self.plan.extra_roots})
+        app = create_app(self.store, {**default_roots(), **self.plan.extra_roots})
         try:
             with ServerThread(app, host=self.plan.host, port=self.plan.port, tls=self.tls) as server:
                 base = self.plan.public_url or server.url  # --public-url: where a remote browser reaches us

@@ -25,7 +25,6 @@ import datetime as dt
 import hashlib
 import ipaddress
 import os
-import platform
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,15 +40,16 @@ CA_ROUTE = "/webgpu-harness-ca.cer"
 
 
 def cache_dir() -> Path:
-    """Where the certificates live: ``$WEBGPU_HARNESS_TLS_DIR``, else the user's cache folder
-    (``~/Library/Caches`` on macOS, ``$XDG_CACHE_HOME`` or ``~/.cache`` elsewhere) ``/webgpu-harness/tls``."""
+    """Where the certificates live: ``$WEBGPU_HARNESS_TLS_DIR``, else ``tls/`` of the harness's
+    per-user cache (``$WEBGPU_HARNESS_CACHE``, or platformdirs' user cache folder
+    ``webgpu-harness``: ``~/.cache/…`` on Linux, ``~/Library/Caches/…`` on macOS; as harness/npm.py)."""
     if os.environ.get("WEBGPU_HARNESS_TLS_DIR"):
         return Path(os.environ["WEBGPU_HARNESS_TLS_DIR"])
-    if platform.system() == "Darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "webgpu-harness" / "tls"
+    if os.environ.get("WEBGPU_HARNESS_CACHE"):
+        return Path(os.environ["WEBGPU_HARNESS_CACHE"]).expanduser() / "tls"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("webgpu-harness", appauthor=False)) / "tls"
 
 
 def names_for(host: str, extra: list[str] | None = None) -> list[str]:

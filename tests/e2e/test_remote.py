@@ -101,11 +101,20 @@ def psutil_types(run, browser: str) -> set[str]:
     return set(m[(m["cell"] == cid) & (m["source"] == "psutil")]["process_type"])
 
 
-def test_chromedriver_endpoint(local, tmp_path):
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
+def test_chromedriver_endpoint_reaching_the_harness_by_its_network_address(local, tmp_path):
+    """As a browser on another machine would: the harness bound beyond loopback, the browser
+    sent to --public-url over --https (generated certificate, acceptInsecureCerts)."""
+    from harness.serve.urls import lan_addresses
+
+    port, lan = free_port(), (lan_addresses() or ["127.0.0.1"])[0]
+    url, public = f"http://127.0.0.1:{port}", f"https://{lan}:{free_port()}"
     with server(["chromedriver", f"--port={port}", "--allowed-ips=127.0.0.1"], url + "/status"):
-        run = remote_run(tmp_path, "-b", "chromium", "--webdriver-url", url, "--browser-path", "/usr/bin/chromium")
+        run = remote_run(tmp_path, "-b", "chromium", "--webdriver-url", url, "--browser-path", "/usr/bin/chromium",
+                         "--host", "0.0.0.0" if lan != "127.0.0.1" else "127.0.0.1", "--public-url", public, "--https")
+    assert run.manifest["parameters"]["public_url"] == public and run.manifest["parameters"]["https"] is True
+    samples = [json.loads(x) for x in (run.dir / "samples.jsonl").read_text().splitlines()]
+    env = next(x for x in samples if x["kind"] == "env")
+    assert env["cross_origin_isolated"] is True and env["webgpu"] == "real"  # a secure context at the LAN address
     assert per_step(run, "chromium") == per_step(local, "chromium") and len(per_step(run, "chromium")) == 3
     c = cell(run, "chromium")
     assert (c["status"], c["driver"], c["endpoint"], c["platform"]) == ("ok", "webdriver-remote", url, "linux")
