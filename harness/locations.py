@@ -109,6 +109,11 @@ def package_json() -> Path:
     return data_root() / "package.json"
 
 
+def npmrc() -> Path:
+    """``.npmrc`` beside :func:`package_lock` (npm settings for installing the packages)."""
+    return data_root() / ".npmrc"
+
+
 def _runs_base() -> Path:
     env = os.environ.get(RUNS_ENV)
     if env:

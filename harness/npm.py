@@ -29,7 +29,9 @@ from harness import locations
 #: Environment variable: the cache folder instead of platformdirs' user cache folder.
 CACHE_ENV = "WEBGPU_HARNESS_CACHE"
 #: npm ci's flags: no audit or funding requests, errors only.
-NPM_CI = ("ci", "--no-audit", "--no-fund", "--loglevel=error")
+#: ``npm ci`` for the per-user cache: runtime packages only (devDependencies are the repository's
+#: own test apps and build tools).
+NPM_CI = ("ci", "--omit=dev", "--no-audit", "--no-fund", "--loglevel=error")
 
 
 class NpmError(RuntimeError):
@@ -57,11 +59,13 @@ def lock_hash() -> str:
     return hashlib.sha256(locations.package_lock().read_bytes()).hexdigest()[:16]
 
 
-def locked_packages() -> dict[str, str]:
-    """The top-level packages of the shipped lockfile: name → exact version."""
+def locked_packages(dev: bool = False) -> dict[str, str]:
+    """The top-level packages of the shipped lockfile the harness serves: name → exact version
+    (``dependencies``; with ``dev`` also ``devDependencies``, the repository's own test apps and
+    build tools, which the per-user cache does not hold)."""
     lock = json.loads(locations.package_lock().read_text())
     pkgs = lock.get("packages", {})
-    names = {**pkgs.get("", {}).get("dependencies", {}), **pkgs.get("", {}).get("devDependencies", {})}
+    names = {**pkgs.get("", {}).get("dependencies", {}), **(pkgs.get("", {}).get("devDependencies", {}) if dev else {})}
     return {n: str(pkgs.get(f"node_modules/{n}", {}).get("version", spec)) for n, spec in names.items()}
 
 
@@ -155,6 +159,8 @@ def fill_cache(npm: str | None = None, log=print) -> Path:
     try:
         shutil.copy2(locations.package_json(), tmp / "package.json")
         shutil.copy2(locations.package_lock(), tmp / "package-lock.json")
+        if locations.npmrc().exists():  # e.g. onnxruntime-node-install=skip
+            shutil.copy2(locations.npmrc(), tmp / ".npmrc")
         log(f"setup: npm ci into {root} ({', '.join(f'{n} {v}' for n, v in locked_packages().items())})")
         proc = subprocess.run([exe, *NPM_CI], cwd=tmp, capture_output=True, text=True)
         if proc.returncode != 0:

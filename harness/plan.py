@@ -122,12 +122,18 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
     wanted = split_names(variant, "--variant")
     variants: dict[str, list[str]] = {}
     profiles: dict[str, str | None] = {}
+    # with several workloads a variant applies to those that have it; each must get at least one
+    unknown = [v for v in wanted if not any(v in wl.variants for wl in wls)]
+    if unknown:
+        valid = ", ".join(f"{wl.name}: {', '.join(wl.variants)}" for wl in wls)
+        raise PlanError(f"unknown variant {unknown[0]!r} (valid: {valid})")
     for wl in wls:
         if wanted:
-            bad = [v for v in wanted if v not in wl.variants]
-            if bad:
-                raise PlanError(f"unknown variant {bad[0]!r} for workload {wl.name} (valid: {', '.join(wl.variants)})")
-            variants[wl.name] = wanted
+            mine = [v for v in wanted if v in wl.variants]
+            if not mine:
+                raise PlanError(f"--variant {','.join(wanted)} names no variant of workload {wl.name} "
+                                f"(valid: {', '.join(wl.variants)})")
+            variants[wl.name] = mine
         else:
             variants[wl.name] = wl.variants_to_run()
         if profile:
