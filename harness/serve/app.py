@@ -119,7 +119,7 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None) -> Fast
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that was free a moment ago on ``host``."""
-    with socket.socket() as s:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
 
@@ -130,18 +130,25 @@ class ServerThread:
     Raises ``RuntimeError`` if the server does not start within ``timeout_s``.
     """
 
-    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 10):
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 10,
+                 tls: tuple[Path, Path] | None = None):
+        """``tls``: (certificate, private key) PEM files to serve https (harness/serve/tls.py)."""
         self.host = host
         self.port = port or free_port(host)
         self.timeout_s = timeout_s
+        self.scheme = "https" if tls else "http"
+        ssl = {"ssl_certfile": str(tls[0]), "ssl_keyfile": str(tls[1])} if tls else {}
         config = uvicorn.Config(app, host=host, port=self.port, log_level="warning",
-                                access_log=False, lifespan="off")
+                                access_log=False, lifespan="off", **ssl)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="harness-server", daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        """Base URL for a browser on this machine (loopback when bound to every interface)."""
+        from harness.serve.urls import local_base
+
+        return local_base(self.scheme, self.host, self.port)
 
     def __enter__(self) -> "ServerThread":
         self.thread.start()
