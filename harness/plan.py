@@ -326,6 +326,9 @@ class RunPlan:
     emulation_options: dict[str, Any] = field(default_factory=lambda: dict(EMULATION_DEFAULTS))
     #: bytes; marks the token at which the content process would exceed it (iOS jetsam)
     memory_budget_bytes: int | None = None
+    #: force a full collection in the worker every N tokens where the driver can (0 = never;
+    #: harness/probe/gc_checkpoints.py)
+    gc_checkpoints: int = 0
 
     def cells(self) -> list[Cell]:
         """Every cell, per browser in round-robin order: repetition r of every workload × variant
@@ -354,4 +357,5 @@ class RunPlan:
                 "repeat": self.repeat, "headed": self.headed, "browser_args": self.browser_args,
                 "without_browser_args": self.without_browser_args, "probes": self.probes, "webgpu": self.webgpu,
                 "emulation_options": self.emulation_options, "memory_budget_bytes": self.memory_budget_bytes,
-                "memory_interval_s": self.memory_interval_s, "step_timeout_s": self.step_timeout_s}
+                "memory_interval_s": self.memory_interval_s, "step_timeout_s": self.step_timeout_s,
+                "gc_checkpoints": self.gc_checkpoints}

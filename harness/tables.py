@@ -6,6 +6,7 @@ Columns are a stable interface (RESULTS.md). Per-token medians use tokens after 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,13 +30,15 @@ CELL_KEYS = ["cell", "browser", "workload", "variant", "profile", "repetition"]
 STEP_COLUMNS = CELL_KEYS + ["step", "token", "logits_hash", "cpu_ms", "wall_ms", "received_s",
                             *COUNTER_COLUMNS.values(), *LIVE_COLUMNS, *EMULATION_COLUMNS]
 MEMORY_COLUMNS = ["cell", "source", "process_type", "pid", "rss_bytes", "uss_bytes", "js_heap_bytes",
-                  "time_s", "token"]
+                  "time_s", "token", "cpu_user_s", "cpu_system_s"]
+#: gc_checkpoint samples (--gc-checkpoints): one row per forced collection the harness asked for.
+GC_COLUMNS = ["cell", "token", "time_s", "forced", "reason"]
 SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "workload", "variant",
                    "profile", "repetition", "tokens", "status", "reason", "bind_groups_per_token",
                    "dispatches_per_token", "submits_per_token", "live_bind_groups_end",
                    "tokens_identical", "median_ms_per_token", "median_cpu_ms_per_token", "steps_received",
                    "live_bind_groups_max", "modeled_native_bytes_max", "content_rss_bytes_max",
-                   "memory_budget_bytes", "would_be_killed_at_token", "engine"]
+                   "memory_budget_bytes", "would_be_killed_at_token", "engine", "js_heap_bytes_max", "js_heap"]
 
 
 @dataclass
@@ -50,6 +53,9 @@ class Tables:
     events: pd.DataFrame
     #: cell id → the ``result`` object of its ``done`` sample (workload-specific tables live here)
     results: dict[str, dict]
+    #: forced collections (``gc_checkpoint`` samples): :data:`GC_COLUMNS`; ``token`` is the last
+    #: step the harness had seen when it asked
+    gc: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=GC_COLUMNS))
 
 
 def _snake(name: str) -> str:
@@ -61,7 +67,7 @@ def build(run_dir: Path) -> Tables:
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
     cells = {c["cell"]: c for c in manifest.get("cells", [])}
-    step_rows, mem_rows, event_rows = [], [], []
+    step_rows, mem_rows, event_rows, gc_rows = [], [], [], []
     env: dict[str, dict] = {}
     results: dict[str, dict] = {}
     for s in read_samples(run_dir):
@@ -78,7 +84,12 @@ def build(run_dir: Path) -> Tables:
             row.update({f"extra_{_snake(k)}": v for k, v in (s.get("extra") or {}).items()})
             step_rows.append(row)
         elif kind in ("process_memory", "worker_heap"):
+            if kind == "process_memory" and not s.get("rss_bytes"):
+                continue  # RSS 0: an exiting or zombie process (older runs recorded them), not a sample
             mem_rows.append({"cell": keys["cell"], **{k: s.get(k) for k in MEMORY_COLUMNS if k != "cell"}})
+        elif kind == "gc_checkpoint":
+            gc_rows.append({"cell": keys["cell"], "token": s.get("token"), "time_s": s.get("time_s"),
+                            "forced": bool(s.get("forced")), "reason": s.get("reason") or ""})
         elif kind == "uasm":
             mem_rows.append({"cell": keys["cell"], "source": "uasm", "process_type": "page", "pid": None,
                              "rss_bytes": None, "uss_bytes": None, "js_heap_bytes": s.get("bytes"),
@@ -103,6 +114,7 @@ def build(run_dir: Path) -> Tables:
     if len(steps):
         steps = steps.sort_values(["cell", "step"]).drop_duplicates(["cell", "step"], keep="last").reset_index(drop=True)
     memory = pd.DataFrame(mem_rows, columns=MEMORY_COLUMNS)
+    memory["pid"] = pd.array(memory["pid"], dtype="Int64")  # pids are integers (uasm/cdp rows: none)
     if len(memory):
         memory["token"] = memory.groupby("cell")["token"].ffill()
     events = pd.DataFrame(event_rows, columns=["cell", "kind", "received_s", "message", "detail"])
@@ -110,7 +122,7 @@ def build(run_dir: Path) -> Tables:
     summary["engine"] = [engine_label(results.get(c, {})) for c in summary["cell"]]
     budget = (manifest.get("parameters") or {}).get("memory_budget_bytes")
     _jetsam(summary, steps, memory, budget)
-    return Tables(summary, steps, memory, manifest, env, events, results)
+    return Tables(summary, steps, memory, manifest, env, events, results, pd.DataFrame(gc_rows, columns=GC_COLUMNS))
 
 
 def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dict) -> pd.DataFrame:
@@ -139,6 +151,7 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
             row[f"peak_rss_bytes_{ptype}"] = int(grp["rss_bytes"].max())
         content = _content(memory[memory["cell"] == c["cell"]])
         row["content_rss_bytes_max"] = int(content["rss_bytes"].max()) if len(content) else None
+        row.update(_heap_and_cpu(memory[memory["cell"] == c["cell"]]))
         rows.append(row)
     summary = pd.DataFrame(rows)
     for col in SUMMARY_COLUMNS:
@@ -146,7 +159,27 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
             summary[col] = pd.Series(dtype="object")
     summary["tokens_identical"] = _tokens_identical(summary, steps)
     peaks = sorted(c for c in summary.columns if c.startswith("peak_rss_bytes_"))
-    return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks]
+    cpu = sorted(c for c in summary.columns if c.startswith("cpu_s_"))
+    return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks + cpu]
+
+
+def _heap_and_cpu(memory: pd.DataFrame) -> dict:
+    """One cell's ``js_heap_bytes_max`` and ``js_heap`` (``measured (CDP)``, or why it is not
+    available: never 0), and ``cpu_s_<process type>``: CPU seconds (user + system, psutil) the
+    cell's processes of that type used while sampled, summed over their pids."""
+    out: dict = {"js_heap_bytes_max": None, "js_heap": "not sampled"}
+    cdp = memory[(memory["source"] == "cdp") & memory["js_heap_bytes"].notna()]
+    if len(cdp):
+        out["js_heap_bytes_max"], out["js_heap"] = int(cdp["js_heap_bytes"].max()), "measured (CDP)"
+    elif (memory["source"] == "none").any():
+        out["js_heap"] = "not available"
+    m = memory[(memory["source"] == "psutil") & memory["cpu_user_s"].notna()]
+    if len(m):
+        used = (m["cpu_user_s"] + m["cpu_system_s"].fillna(0)).groupby([m["process_type"], m["pid"]]).agg(
+            lambda v: v.max() - v.min())
+        for ptype, v in used.groupby(level=0):
+            out[f"cpu_s_{ptype}"] = round(float(v.sum()), 3)
+    return out
 
 
 def process_type_totals(memory: pd.DataFrame) -> pd.DataFrame:

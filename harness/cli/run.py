@@ -37,11 +37,12 @@ def sigterm_as_interrupt() -> None:
 def build_plan(*, browser, workload, variant, profile, tokens, output, headed, browser_path, seed, param, repeat,
                memory_interval_ms, step_timeout_s, no_probes, browser_arg, without_flag, webgpu,
                emulation_bytes_per_stage, emulation_page_bytes, emulation_option, model, ort_version,
-               memory_budget) -> tuple[P.RunPlan, Path]:
+               memory_budget, gc_checkpoints: int = 0) -> tuple[P.RunPlan, Path]:
     """Every run option → ``(plan, run folder)``. Raises :class:`harness.plan.PlanError`."""
     P.check_range(tokens, 1, 100_000, "--tokens")
     P.check_range(repeat, 1, 1000, "--repeat")
     P.check_range(memory_interval_ms, 10, 3_600_000, "--memory-interval-ms")
+    P.check_range(gc_checkpoints, 0, 100_000, "--gc-checkpoints")
     if not (isinstance(step_timeout_s, (int, float)) and 0 < step_timeout_s <= 86_400):
         raise P.PlanError(f"--step-timeout-s must be > 0 and at most 86400 (got {step_timeout_s})")
     if webgpu not in ("auto", "real", "emulated"):
@@ -69,7 +70,8 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
                      browser_path=browser_path, memory_interval_s=memory_interval_ms / 1000,
                      step_timeout_s=step_timeout_s, probes=not no_probes,
                      browser_args=list(browser_arg or []), without_browser_args=list(without_flag or []),
-                     webgpu=webgpu, memory_budget_bytes=budget_bytes, emulation_options=emulation)
+                     webgpu=webgpu, memory_budget_bytes=budget_bytes, emulation_options=emulation,
+                     gc_checkpoints=gc_checkpoints)
     return plan, run_dir
 
 
@@ -184,6 +186,7 @@ def run(
     model: Optional[Path] = typer.Option(None, "--model", help="ort-decode: a local ONNX decoder (Transformers.js / onnxruntime-genai layout); ort-run: any local ONNX model. External data beside it. Instead of the built-in fixtures."),
     ort_version: Optional[str] = typer.Option(None, "--ort-version", help="ort-decode, ort-run: onnxruntime-web version to load from node_modules/ (default: the pinned 1.31.0-dev.20260914-8d85527a0)."),
     memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the token at which the content process (RSS + modeled native bytes) would exceed it (iOS killed the page at 2,048 MB in the field report). Default off."),
+    gc_checkpoints: int = typer.Option(0, "--gc-checkpoints", help="Force a full garbage collection in the worker every N tokens where the browser allows (Chromium: DevTools HeapProfiler.collectGarbage) and record what survives; 0 = never."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh') or a .toml file of them (repeatable); exit 1 when one fails. Grammar: README, Budgets."),
     auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="Stop --auto-sample after this long: minutes (default 3), or e.g. 90s."),
@@ -200,7 +203,8 @@ def run(
             memory_interval_ms=memory_interval_ms, step_timeout_s=step_timeout_s, no_probes=no_probes,
             browser_arg=browser_arg, without_flag=without_flag, webgpu=webgpu,
             emulation_bytes_per_stage=emulation_bytes_per_stage, emulation_page_bytes=emulation_page_bytes,
-            emulation_option=emulation_option, model=model, ort_version=ort_version, memory_budget=memory_budget)
+            emulation_option=emulation_option, model=model, ort_version=ort_version, memory_budget=memory_budget,
+            gc_checkpoints=gc_checkpoints)
         B.check_references(budgets, plan.workloads)
     try:
         cells = execute(plan, run_dir, sampler)

@@ -61,6 +61,14 @@ class BrowserSession(abc.ABC):
         """JS heap of the workload's worker (bytes) where the driver can read it, else None."""
         return None
 
+    #: Why this session cannot read the worker's JS heap or force a collection in it ("" when it can).
+    no_devtools: str = "this driver has no DevTools protocol"
+
+    def collect_garbage(self) -> bool:
+        """Ask the engine to collect garbage in the workload's worker now (a full GC); True when
+        the request was sent, False where the driver cannot (see :attr:`no_devtools`)."""
+        return False
+
     @abc.abstractmethod
     def close(self) -> None:
         """Close the browser; never raises."""

@@ -101,24 +101,38 @@ class PlaywrightSession(BrowserSession):
         if result and "usedSize" in result:
             self._heap = {"used_bytes": int(result["usedSize"]), "total_bytes": int(result["totalSize"])}
 
-    def worker_heap(self) -> dict[str, int] | None:
+    @property
+    def no_devtools(self) -> str:
+        return "" if self._cdp is not None else f"Playwright's {self.engine} has no DevTools protocol session"
+
+    def _worker_send(self, method: str) -> bool:
+        """Send ``method`` to the workload worker's target (attached on first use; flatten off:
+        answers arrive as Target.receivedMessageFromTarget). False when there is no worker yet."""
         if self._death or self._cdp is None:
-            return None
+            return False
         try:
             if self._worker_session is None:
                 targets = self._cdp.send("Target.getTargets")["targetInfos"]
                 worker = next((t for t in targets if t["type"] == "worker" and "/web/worker.js" in t["url"]), None)
                 if worker is None:
-                    return None
+                    return False
                 self._worker_session = self._cdp.send(
                     "Target.attachToTarget", {"targetId": worker["targetId"], "flatten": False})["sessionId"]
             self._msg_id += 1
             self._cdp.send("Target.sendMessageToTarget", {
-                "sessionId": self._worker_session,
-                "message": json.dumps({"id": self._msg_id, "method": "Runtime.getHeapUsage"})})
+                "sessionId": self._worker_session, "message": json.dumps({"id": self._msg_id, "method": method})})
+            return True
         except Exception:
             self._worker_session = None
-        return self._heap
+            return False
+
+    def worker_heap(self) -> dict[str, int] | None:
+        self._worker_send("Runtime.getHeapUsage")
+        return None if self._death else self._heap
+
+    def collect_garbage(self) -> bool:
+        """HeapProfiler.collectGarbage on the worker target (a full, forced collection)."""
+        return self._worker_send("HeapProfiler.collectGarbage")
 
     def close(self) -> None:
         for step in (lambda: self._browser.close(), lambda: self._pw.stop()):

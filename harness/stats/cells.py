@@ -9,7 +9,7 @@ A *cell* is one browser context running one workload variant for ``tokens`` toke
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 import numpy as np
@@ -65,6 +65,8 @@ class CellData:
     env: dict
     steps: pd.DataFrame
     memory: pd.DataFrame
+    #: tokens after which a collection was forced (``--gc-checkpoints``; gc_checkpoint samples)
+    gc_forced: list = field(default_factory=list)
 
 
 def group_key(cell: dict) -> GroupKey:
@@ -80,13 +82,17 @@ def cells_of(tables) -> list[CellData]:
     steps = tables.steps.groupby("cell") if len(tables.steps) else None
     memory = tables.memory.groupby("cell") if len(tables.memory) else None
     out = []
+    gc = getattr(tables, "gc", None)
+    forced = (gc[gc["forced"].fillna(False).astype(bool)].groupby("cell")["token"].apply(list).to_dict()
+              if gc is not None and len(gc) else {})
     for c in tables.manifest.get("cells", []):
         cid = c["cell"]
         st = steps.get_group(cid) if steps is not None and cid in steps.groups else tables.steps.iloc[0:0]
         mem = memory.get_group(cid) if memory is not None and cid in memory.groups else tables.memory.iloc[0:0]
         env = {k: c.get(k) or "" for k in ("browser_version", "adapter", "webgpu", "machine", "os", "cpu")}
         out.append(CellData(cid, group_key(c), int(c.get("repetition") or 0), c.get("status", ""),
-                            c.get("reason", ""), env, st.sort_values("step"), mem))
+                            c.get("reason", ""), env, st.sort_values("step"), mem,
+                            [int(t) + 1 for t in forced.get(cid, []) if t == t]))
     return out
 
 
@@ -131,11 +137,13 @@ def _memory_rounds(mem: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _rss(cell: CellData) -> pd.DataFrame:
+def rss_rounds(cell: CellData) -> pd.DataFrame:
+    """A cell's psutil samples as sampling rounds (:func:`_memory_rounds`); RSS 0 (an exiting
+    process) is not a sample."""
     mem = cell.memory
     if not len(mem):
         return pd.DataFrame()
-    return _memory_rounds(mem[(mem["source"] == "psutil") & mem["rss_bytes"].notna()])
+    return _memory_rounds(mem[(mem["source"] == "psutil") & mem["rss_bytes"].notna() & (mem["rss_bytes"] > 0)])
 
 
 def cell_value(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> float | None:
@@ -156,7 +164,7 @@ def cell_value(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> flo
         return float(m["js_heap_bytes"].max()) if len(m) else None
     if metric.startswith("peak_rss_bytes_"):
         ptype = metric[len("peak_rss_bytes_"):]
-        rounds = _rss(cell)
+        rounds = rss_rounds(cell)
         if since > 0 and len(rounds):
             rounds = rounds[rounds["token"].fillna(-1) >= since]
         if ptype not in rounds or not rounds[ptype].notna().any():
@@ -182,7 +190,7 @@ def slope_series(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> t
         m = m[(m["source"] == "cdp") & m["js_heap_bytes"].notna() & (m["token"].fillna(-1) >= warmup)]
         return m["token"].to_numpy(float), m["js_heap_bytes"].to_numpy(float)
     ptype = metric[len("rss_growth_bytes_per_token_"):]
-    rounds = _rss(cell)
+    rounds = rss_rounds(cell)
     if ptype not in rounds or "token" not in rounds:
         return np.array([]), np.array([])
     rounds = rounds[(rounds["token"].fillna(-1) >= warmup) & rounds[ptype].notna()]

@@ -27,12 +27,16 @@ CELL_STEP_METRICS: dict[str, tuple[str, str, str]] = {
     "live_bind_groups_end": ("bind_groups_live", "last", "bind groups"),
     "live_buffers_max": ("buffers_live", "max", "buffers"),
     "modeled_native_bytes_max": ("modeled_native_bytes", "max", "bytes"),
+    "live_buffer_bytes_max": ("buffer_bytes_live", "max", "bytes"),
 }
-#: Growth slopes from steps.csv: name → (column, unit).
+#: Growth slopes from steps.csv: name → (column, unit). A growth is the slope of the series'
+#: floors after collections where it has them (harness/stats/memory.py), not a line through a sawtooth.
 STEP_SLOPES: dict[str, tuple[str, str]] = {
     "live_bind_groups_growth_per_token": ("bind_groups_live", "bind groups/token"),
     "live_buffers_growth_per_token": ("buffers_live", "buffers/token"),
     "modeled_native_growth_bytes_per_token": ("modeled_native_bytes", "bytes/token"),
+    "live_buffer_bytes_growth_per_token": ("buffer_bytes_live", "bytes/token"),
+    "modeled_buffer_growth_bytes_per_token": ("modeled_buffer_bytes", "bytes/token"),
 }
 #: Metrics whose name carries a process type (Chrome's ``--type``) or ``all``.
 PATTERN_METRICS = {
@@ -45,6 +49,17 @@ STATS = ("median", "mean", "min", "max")
 #: Metrics shown first in tables, in this order.
 HEADLINE = ["ms_per_token", "bind_groups_per_token", "dispatches_per_token", "submits_per_token",
             "live_bind_groups_max", "live_bind_groups_growth_per_token", "rss_growth_bytes_per_token_all"]
+
+
+def growth_series(name: str) -> str | None:
+    """The memory series (harness/stats/memory.py) a growth metric is the floor slope of."""
+    if name in STEP_SLOPES:
+        return STEP_SLOPES[name][0]
+    if name == "js_heap_growth_bytes_per_token":
+        return "js_heap_bytes"
+    if name.startswith("rss_growth_bytes_per_token_"):
+        return "rss_bytes_" + name[len("rss_growth_bytes_per_token_"):]
+    return None
 
 
 def metric_kind(name: str) -> str | None:

@@ -40,8 +40,9 @@ from harness.stats.cells import (DEFAULT_WARMUP, CellData, GroupKey, cell_value,
                                  token_values)
 from harness.stats.estimators import (BCA_MAX_N, CONFIDENCE, N_RESAMPLES, SEED, boot, bootstrap_ci, stat_fn,
                                       t_ci, theil_sen)
+from harness.stats.memory import floor_points, floor_slope
 from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, OTHER_METRICS, STEP_SLOPES, TOKEN_METRICS,
-                                   default_stat, deterministic, metric_kind, metric_unit)
+                                   default_stat, deterministic, growth_series, metric_kind, metric_unit)
 
 #: Cell statuses that count as a failure of their configuration (budgets fail on them).
 FAILED_STATUSES = ("failed", "device-lost")
@@ -71,6 +72,9 @@ class Estimate:
     mean: float | None = None
     warmup: int = DEFAULT_WARMUP
     per_rep: list = field(default_factory=list)
+    #: growth metrics: what the slope was fitted to, per repetition: ``floors`` (values after
+    #: collections), ``flat`` (never rose), ``series`` (fewer than two collections), joined by +
+    basis: str = ""
 
     def to_dict(self) -> dict:
         """JSON-ready dict (non-finite numbers as ``None``)."""
@@ -121,22 +125,34 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
             lo, hi, how = bootstrap_ci(x, stat, confidence) if len(x) >= 5 else (None, None, "none")
         return Estimate(metric, kind, unit, stat, float(stat_fn(stat)(x)), lo, hi, how, len(x), len(x),
                         float(np.median(x)), float(np.mean(x)), warmup, [float(v) for v in vals])
-    # slope: one fit over every repetition, each centred on its own median
-    xs, ys, per = [], [], []
+    # slope: one fit over every repetition's floors (harness/stats/memory.py), each centred on
+    # its own median so offsets between contexts don't count as growth
+    xs, ys, per, bases, res = [], [], [], [], []
     for c in cells:
-        x, y = slope_series(c, metric, warmup)
+        x, y, basis, rate = floor_points(c, growth_series(metric) or "", warmup)
         if len(x) >= 2:
             xs.append(x)
             ys.append(y - np.median(y))
-            per.append(theil_sen(x, y, confidence)[0])
+            bases.append(basis)
+            per.append(floor_slope(x, y, rate if basis == "floors" else None)[0])
+            if basis == "floors":
+                res.append(rate / (x.max() - x.min()))
     if not xs:
         return None
-    slope, lo, hi, n = theil_sen(np.concatenate(xs), np.concatenate(ys), confidence)
+    x_all, y_all = np.concatenate(xs), np.concatenate(ys)
+    if len(xs) == 1:
+        slope, lo, hi = floor_slope(x_all, y_all, res[0] * (x_all.max() - x_all.min()) if res else None)
+    else:
+        slope, lo, hi, _ = theil_sen(x_all, y_all, confidence)
+        if slope is not None and res:  # floors: at least ± one token's growth over each span
+            r = max(res)
+            lo, hi = (slope - r, slope + r) if lo is None else (min(lo, slope - r), max(hi, slope + r))
     if slope is None:
         return None
-    pooled = np.concatenate(ys)
-    how = "none" if lo is None else ("exact" if np.all(pooled == pooled[0]) else "theil-sen")
-    return Estimate(metric, kind, unit, "slope", slope, lo, hi, how, n, len(xs), None, None, warmup, per)
+    how = "none" if lo is None else ("exact" if np.all(y_all == y_all[0]) else "theil-sen")
+    basis = "+".join(sorted(set(bases)))
+    return Estimate(metric, kind, unit, "slope", slope, lo, hi, how, len(x_all), len(xs), None, None, warmup, per,
+                    basis)
 
 
 # ----------------------------------------------------------------------------------------------
