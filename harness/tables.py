@@ -32,7 +32,7 @@ STEP_COLUMNS = CELL_KEYS + ["step", "token", "logits_hash", "cpu_ms", "wall_ms",
 MEMORY_COLUMNS = ["cell", "source", "process_type", "pid", "rss_bytes", "uss_bytes", "js_heap_bytes",
                   "time_s", "token", "cpu_user_s", "cpu_system_s"]
 #: gc_checkpoint samples (--gc-checkpoints): one row per forced collection the harness asked for.
-GC_COLUMNS = ["cell", "token", "time_s", "forced", "reason"]
+GC_COLUMNS = ["cell", "token", "time_s", "done_token", "done_s", "forced", "reason"]
 SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "workload", "variant",
                    "profile", "repetition", "tokens", "status", "reason", "bind_groups_per_token",
                    "dispatches_per_token", "submits_per_token", "live_bind_groups_end",
@@ -88,7 +88,7 @@ def build(run_dir: Path) -> Tables:
                 continue  # RSS 0: an exiting or zombie process (older runs recorded them), not a sample
             mem_rows.append({"cell": keys["cell"], **{k: s.get(k) for k in MEMORY_COLUMNS if k != "cell"}})
         elif kind == "gc_checkpoint":
-            gc_rows.append({"cell": keys["cell"], "token": s.get("token"), "time_s": s.get("time_s"),
+            gc_rows.append({"cell": keys["cell"], **{k: s.get(k) for k in GC_COLUMNS[1:-2]},
                             "forced": bool(s.get("forced")), "reason": s.get("reason") or ""})
         elif kind == "uasm":
             mem_rows.append({"cell": keys["cell"], "source": "uasm", "process_type": "page", "pid": None,

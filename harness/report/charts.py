@@ -103,9 +103,34 @@ def memory_chart(tables) -> dict:
     return _fig(fig)
 
 
+def collection_marks(tables, events: dict) -> list[dict]:
+    """Traces marking collection events on the per-token latency chart: per cell, a marker at each
+    token with a collection event (``events``: cell → {"natural", "forced"} tokens, from
+    harness/stats/workloads/memory.py) at that token's wall ms."""
+    out = []
+    for cell, ev in (events or {}).items():
+        s = tables.steps[tables.steps["cell"] == cell].set_index("step")
+        for kind, symbol in (("natural", "x"), ("forced", "star")):
+            toks = [t for t in ev.get(kind, []) if t in s.index and s.loc[t, "wall_ms"] == s.loc[t, "wall_ms"]]
+            if not toks:
+                continue
+            what = "collection event" if kind == "natural" else "forced collection (--gc-checkpoints)"
+            out.append(_fig(go.Figure(go.Scatter(
+                x=toks, y=[float(s.loc[t, "wall_ms"]) for t in toks], mode="markers",
+                marker={"symbol": symbol, "size": 8, "color": "#b3261e"}, name=f"{what} — {cell}",
+                meta={"cell": cell, "marks": kind})))["data"][0])
+    return out
+
+
 def core_charts(analysis) -> dict[str, dict]:
     """The four charts every report has: chart id → figure."""
     t, bands, w = analysis.tables, analysis.bands, analysis.stats.warmup
+    charts = _core_charts(t, bands, w)
+    charts["ms_per_token"]["data"] += collection_marks(t, (analysis.workloads.get("memory") or {}).get("events"))
+    return charts
+
+
+def _core_charts(t, bands, w) -> dict[str, dict]:
     return {
         "bind_groups_per_token": line_chart(t, "create_bind_group", "createBindGroup calls per token", "calls",
                                             bands.get("create_bind_group"), w),

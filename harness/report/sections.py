@@ -77,6 +77,7 @@ SECTIONS: tuple[Section, ...] = (
             "retention.j2", numbers_of("retention"), charts.retention_charts),
     Section("onnxruntime", "onnxruntime-web (ort-decode)", "onnxruntime.j2", numbers_of("onnxruntime"),
             charts.onnxruntime_charts),
+    Section("memory", "Memory: bounded, growing until collected, or retained", "memory.j2", numbers_of("memory")),
     Section("gc-retention", "GC retention calibration (gc-retention): which allocation pattern changes retention",
             "gc_retention.j2", numbers_of("gc-retention"), charts.gc_retention_charts),
 )

@@ -65,7 +65,9 @@ class CellData:
     env: dict
     steps: pd.DataFrame
     memory: pd.DataFrame
-    #: tokens after which a collection was forced (``--gc-checkpoints``; gc_checkpoint samples)
+    #: forced collections (``--gc-checkpoints``; gc_checkpoint samples): ``(token, time_s)`` each,
+    #: the last step the harness had seen when it asked and when the engine said it was done
+    #: (harness/stats/memory.py places them)
     gc_forced: list = field(default_factory=list)
 
 
@@ -83,8 +85,12 @@ def cells_of(tables) -> list[CellData]:
     memory = tables.memory.groupby("cell") if len(tables.memory) else None
     out = []
     gc = getattr(tables, "gc", None)
-    forced = (gc[gc["forced"].fillna(False).astype(bool)].groupby("cell")["token"].apply(list).to_dict()
-              if gc is not None and len(gc) else {})
+    forced: dict[str, list] = {}
+    if gc is not None and len(gc):
+        for r in gc[gc["forced"].fillna(False).astype(bool)].itertuples(index=False):
+            when = r.done_s if r.done_s == r.done_s and r.done_s is not None else r.time_s
+            if r.token == r.token and when == when:  # not NaN
+                forced.setdefault(r.cell, []).append((int(r.token), float(when)))
     for c in tables.manifest.get("cells", []):
         cid = c["cell"]
         st = steps.get_group(cid) if steps is not None and cid in steps.groups else tables.steps.iloc[0:0]
@@ -92,7 +98,7 @@ def cells_of(tables) -> list[CellData]:
         env = {k: c.get(k) or "" for k in ("browser_version", "adapter", "webgpu", "machine", "os", "cpu")}
         out.append(CellData(cid, group_key(c), int(c.get("repetition") or 0), c.get("status", ""),
                             c.get("reason", ""), env, st.sort_values("step"), mem,
-                            [int(t) + 1 for t in forced.get(cid, []) if t == t]))
+                            forced.get(cid, [])))
     return out
 
 

@@ -8,8 +8,10 @@ FinalizationRegistry probe), the emulation's modeled native bytes of bind groups
 psutil) and the worker's JS heap (memory.csv, CDP).
 
 A *collection event* is a token in which the worker saw the engine's GC collect wrappers
-(``bind_groups_collected`` or ``buffers_collected`` rose) or the token after a forced collection
-(``--gc-checkpoints N``: ``gc_checkpoint`` samples, Chromium only). A *floor* is a series' value
+(``bind_groups_collected`` or ``buffers_collected`` rose) or in which a forced collection
+(``--gc-checkpoints N``: ``gc_checkpoint`` samples, Chromium only) landed: the first of the two
+steps received after the engine said the collection was done in which wrappers were collected,
+else the first of them. A *floor* is a series' value
 at a collection event: what survived that collection. The *floor slope* (Theil–Sen over the
 floors, Sen's 95% CI with three floors or more) is what "memory grows" means; a line through a
 sawtooth is not.
@@ -26,8 +28,9 @@ Classes (:func:`classify`)::
             collection events (floors)     collection lands moves a floor by up to that much)
 
     growing until collected: fewer than two floors (no collection seen, or one) while the series
-    rises (Theil–Sen slope of the series with a CI above 0): its rate between collections is the
-    growth, and nothing in the run tells whether a collection would bring it back.
+    rises: its rate between collections is the growth, and nothing in the run tells whether a
+    collection would bring it back; or floors that rose and then came back to the first floor
+    (within one token's growth): growth that a later, larger collection frees.
 
 The *rate between collections* is the mean change per token over the tokens that had no
 collection event. Projections to a memory budget (:func:`projection`) use the floor slope for
@@ -123,6 +126,21 @@ def collection_tokens(steps: pd.DataFrame) -> list[int]:
     return sorted(out)
 
 
+def forced_tokens(steps: pd.DataFrame, forced: list, natural: list[int]) -> list[int]:
+    """Tokens in which forced collections landed (see the module docstring). ``forced``:
+    ``(token, time_s)`` pairs of ``gc_checkpoint`` samples; ``natural``: :func:`collection_tokens`."""
+    out = set()
+    if not len(steps) or "received_s" not in steps:
+        return []
+    for _token, when in forced:
+        after = steps.loc[steps["received_s"] > when, "step"].astype(int).tolist()[:2]
+        if not after:
+            continue
+        hit = [t for t in after if t in natural]
+        out.add(hit[0] if hit else after[0])
+    return sorted(out)
+
+
 def classify(cell: str, series: str, label: str, unit: str, t: np.ndarray, y: np.ndarray,
              events: list[int], forced: list[int] = ()) -> MemoryClass | None:
     """:class:`MemoryClass` of one series (``t`` tokens, ``y`` values; any order, several per
@@ -136,10 +154,10 @@ def classify(cell: str, series: str, label: str, unit: str, t: np.ndarray, y: np
     forced = sorted({int(f) for f in forced if lo_t <= f <= hi_t})
     ev = sorted({int(e) for e in events if lo_t <= e <= hi_t} | set(forced))
     at = pd.Series(y, index=t)
-    floors = []
+    floors: list[list[float]] = []
     for e in ev:
         later = at[at.index >= e]
-        if len(later):
+        if len(later) and (not floors or later.index[0] > floors[-1][0]):
             floors.append([float(later.index[0]), float(later.iloc[0])])
     # rate between collections: changes over intervals that hold no collection event
     dt, dy = np.diff(t), np.diff(y)
@@ -157,10 +175,17 @@ def classify(cell: str, series: str, label: str, unit: str, t: np.ndarray, y: np
         fy = np.array([f[1] for f in floors])
         mc.floor_slope, mc.floor_low, mc.floor_high = floor_slope(fx, fy, rate)
         slope = mc.floor_slope
-        if mc.floor_low is not None and mc.floor_low > 0:
+        one_token = max(rate or 0.0, 0.0)
+        came_back = fy[-1] <= fy[0] + one_token and fy.max() > fy[0] + one_token
+        if mc.floor_low is not None and mc.floor_low > 0 and not came_back:
             mc.kind = "retained-growth"
             mc.reason = (f"the floor after each of {len(floors)} collections rises ({slope * (fx[-1] - fx[0]):.4g} {unit} "
                          f"over {fx[-1] - fx[0]:.0f} tokens): what the collections leave grows")
+        elif came_back:
+            mc.kind = "growing-until-collected"
+            back = next(int(x) for x, y in zip(fx, fy) if x > fx[int(np.argmax(fy))] and y <= fy[0] + one_token)
+            mc.reason = (f"the floor rose to {fy.max():.4g} {unit} over {len(floors)} collections, then the collection "
+                         f"at token {back} brought it back to {fy[-1]:.4g}: growth that a later collection frees")
         else:
             mc.reason = (f"{len(floors)} collections bring it back to a flat floor (floor slope {slope:.4g} {unit}/token, "
                          f"95% CI includes 0); max {mc.max:.4g}")
@@ -248,10 +273,15 @@ def series_of(cell, warmup: int = 1) -> dict[str, tuple[str, str, np.ndarray, np
     return out
 
 
+def cell_events(cell) -> tuple[list[int], list[int]]:
+    """(collection event tokens the worker saw, tokens where forced collections landed) of a cell."""
+    natural = collection_tokens(cell.steps) if len(cell.steps) else []
+    return natural, forced_tokens(cell.steps, list(getattr(cell, "gc_forced", [])), natural)
+
+
 def cell_classes(cell, warmup: int = 1) -> dict[str, MemoryClass]:
     """Series name → :class:`MemoryClass` for every memory-like series of one cell."""
-    events = collection_tokens(cell.steps) if len(cell.steps) else []
-    forced = [int(t) for t in getattr(cell, "gc_forced", [])]
+    events, forced = cell_events(cell)
     out = {}
     for name, (label, unit, t, y) in series_of(cell, warmup).items():
         mc = classify(cell.cell, name, label, unit, t, y, events, forced)
@@ -269,8 +299,7 @@ def floor_points(cell, series: str, warmup: int = 1) -> tuple[np.ndarray, np.nda
     if got is None:
         return np.array([]), np.array([]), "none", 0.0
     label, unit, t, y = got
-    mc = classify(cell.cell, series, label, unit, t, y, collection_tokens(cell.steps) if len(cell.steps) else [],
-                  list(getattr(cell, "gc_forced", [])))
+    mc = classify(cell.cell, series, label, unit, t, y, *cell_events(cell))
     tt, yy = per_token(np.asarray(t, float), np.asarray(y, float))
     if mc is None:
         return tt, yy, "series", 0.0

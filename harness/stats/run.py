@@ -9,21 +9,26 @@ Units of data
 Three kinds of metric (:data:`TOKEN_METRICS`, :func:`metric_kind`):
     ``token``  one value per token after the warm-up (``ms_per_token``, ``bind_groups_per_token``…),
                pooled over the group's repetitions. Point estimate: the median (robust to GC
-               pauses, and what ``summary.csv`` reports); also the mean. 95% CI by bootstrap over
-               tokens: BCa for the mean, percentile for the median and other quantiles.
+               pauses, and what ``summary.csv`` reports); also the mean. 95% CI by the circular
+               block bootstrap (blocks of ⌈n^(1/3)⌉ consecutive tokens within each repetition:
+               consecutive tokens are correlated), percentile interval.
     ``cell``   one value per repetition (``live_bind_groups_max``, ``peak_rss_bytes_<type>``).
-               Point estimate: the mean over repetitions, CI by Student's t (needs ≥ 2 repetitions).
+               Point estimate: the mean over repetitions, CI by Student's t; one repetition gives
+               no interval ("n=1: no interval") and no difference is called significant from it.
     ``slope``  growth per token (``live_bind_groups_growth_per_token``,
-               ``rss_growth_bytes_per_token_<type>``): one Theil–Sen fit over the group's series, each
-               repetition centred on its own median first so offsets between contexts don't count
-               as growth; CI from Sen's method (``theilslopes``' ``low_slope``/``high_slope``).
+               ``rss_growth_bytes_per_token_<type>``): the slope of the series' floors after
+               collections (harness/stats/memory.py; a series that never rose, or one with
+               fewer than two collections, is fitted whole), one Theil–Sen fit over the group's
+               repetitions, each centred on its own median first so offsets between contexts
+               don't count as growth; CI from Sen's method, widened to at least one token's
+               growth over the floors' span (where in a token a collection lands moves a floor).
 
 Warm-up: tokens ``0 .. warmup-1`` are discarded (default 1: token 0 compiles pipelines and fills
 caches, the same rule as ``summary.csv``). A budget's ``after token N`` sets ``warmup = N + 1``.
 
-Caveat, stated in the report: tokens of one context are not independent draws, so a token-level
-CI describes the run's tokens; repetitions in fresh contexts (``--repeat``, round-robin across
-variants) are what make drift and context-to-context variation show up in it.
+Tokens of one context are not independent draws: the block bootstrap keeps runs of
+consecutive tokens together, and repetitions in fresh contexts (``--repeat``, round-robin across
+variants) are what make drift and context-to-context variation show up in an interval.
 """
 
 from __future__ import annotations
@@ -38,8 +43,8 @@ from scipy import stats as sps
 
 from harness.stats.cells import (DEFAULT_WARMUP, CellData, GroupKey, cell_value, cells_of, groups_of, slope_series,
                                  token_values)
-from harness.stats.estimators import (BCA_MAX_N, CONFIDENCE, N_RESAMPLES, SEED, boot, bootstrap_ci, stat_fn,
-                                      t_ci, theil_sen)
+from harness.stats.estimators import (CONFIDENCE, N_RESAMPLES, NO_INTERVAL_N1, SEED, block_bootstrap_ci,
+                                      block_bootstrap_diff, bootstrap_ci, stat_fn, t_ci, theil_sen)
 from harness.stats.memory import floor_points, floor_slope
 from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, OTHER_METRICS, STEP_SLOPES, TOKEN_METRICS,
                                    default_stat, deterministic, growth_series, metric_kind, metric_unit)
@@ -108,7 +113,7 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
         if not per:
             return None
         x = np.concatenate(per)
-        lo, hi, how = bootstrap_ci(x, stat, confidence)
+        lo, hi, how = block_bootstrap_ci(per, stat, confidence)
         return Estimate(metric, kind, unit, stat, float(stat_fn(stat)(x)), lo, hi, how, len(x), len(per),
                         float(np.median(x)), float(np.mean(x)), warmup,
                         [float(stat_fn(stat)(p)) for p in per])
@@ -119,6 +124,8 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
         x = np.asarray(vals)
         if stat == "mean":
             lo, hi, how = t_ci(x, confidence)
+        elif len(x) < 2:
+            lo, hi, how = None, None, NO_INTERVAL_N1
         elif stat in ("min", "max"):
             lo, hi, how = None, None, "none"
         else:
@@ -220,16 +227,16 @@ def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, wa
                 rlo = rhi = rel
                 how = "exact"
         elif stat not in ("min", "max") and len(xa) >= 2 and len(xb) >= 2:
-            fn = stat_fn(stat)
-            method = "BCa" if stat == "mean" and max(len(xa), len(xb)) <= BCA_MAX_N else "percentile"
-            lo, hi, how = boot((xa, xb), lambda x, y, axis=-1: fn(y, axis=axis) - fn(x, axis=axis),
-                                method, confidence, SEED)
-            if ea.value != 0 and np.all(xa > 0):
-                rlo, rhi, _ = boot((xa, xb), lambda x, y, axis=-1: fn(y, axis=axis) / fn(x, axis=axis) - 1,
-                                    method, confidence, SEED)
+            (lo, hi), (rlo, rhi), how = block_bootstrap_diff(
+                [token_values(c, metric, warmup) for c in a_cells], [token_values(c, metric, warmup) for c in b_cells],
+                stat, confidence)
+            if ea.value == 0:
+                rlo = rhi = None
     elif kind == "cell":
         va, vb = np.asarray(ea.per_rep), np.asarray(eb.per_rep)
-        if np.all(va == va[0]) and np.all(vb == vb[0]) and stat == "mean":
+        if len(va) < 2 or len(vb) < 2:
+            how = NO_INTERVAL_N1  # no CI, so never "significant", from one repetition on a side
+        elif np.all(va == va[0]) and np.all(vb == vb[0]) and stat == "mean":
             if deterministic(metric):
                 lo = hi = d
                 how = "exact"
@@ -292,8 +299,11 @@ class RunStats:
     def to_dict(self) -> dict:
         """``stats.json``'s body: settings, methods, groups and differences."""
         return {"warmup_steps": self.warmup, "confidence": self.confidence,
-                "methods": {"token": "bootstrap over tokens after warm-up (BCa for mean, percentile for median)",
-                            "cell": "Student's t over repetitions", "slope": "Theil-Sen, Sen's CI",
+                "methods": {"token": "circular block bootstrap over tokens after warm-up, blocks of ceil(n^(1/3)) "
+                                     "consecutive tokens within each repetition, percentile interval",
+                            "cell": "Student's t over repetitions (none from one repetition)",
+                            "slope": "Theil-Sen over the floors after collections (harness/stats/memory.py), Sen's CI "
+                                     "widened to at least one token's growth over the floors' span",
                             "n_resamples": N_RESAMPLES, "seed": SEED},
                 "groups": [g.to_dict() for g in self.groups.values()],
                 "differences": [d.to_dict() for d in self.differences]}
