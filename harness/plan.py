@@ -170,6 +170,49 @@ def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str,
     return out
 
 
+#: Declared parameter types whose ``--param KEY=A,B,C`` is a sweep (a matrix axis). A ``list``
+#: parameter's commas separate its items and a ``string``'s are part of it: never a sweep.
+SWEEPABLE_TYPES = ("int", "number", "bool", "enum")
+
+
+def resolve_sweeps(raw: dict[str, str], wls: list[Workload], profiles: dict[str, str | None]
+                   ) -> tuple[dict[str, str], dict[str, dict[str, list[Any]]]]:
+    """Split ``--param KEY=A,B,C`` sweeps from single values: ``(the other params, {workload:
+    {key: [typed values]}})``. A key is swept when its value has a comma and every selected
+    workload that declares it declares it ``int``, ``number``, ``bool`` or ``enum`` (or it is a
+    profile dimension). Each value is validated like a single one (:func:`resolve_params`);
+    a value given twice is an error. Raises :class:`PlanError`."""
+    single: dict[str, str] = {}
+    sweeps: dict[str, dict[str, list[Any]]] = {wl.name: {} for wl in wls}
+    for key, text in raw.items():
+        items = [x.strip() for x in text.split(",")]
+        declared = [wl.parameters[key] for wl in wls if key in wl.parameters]
+        dims = any(key in wl.profiles.get(profiles.get(wl.name) or "", {}) for wl in wls)
+        if "," not in text or not (declared or dims) or any(p.type not in SWEEPABLE_TYPES for p in declared):
+            single[key] = text
+            continue
+        if any(not x for x in items) or len(set(items)) != len(items):
+            raise PlanError(f"--param {key}={text!r}: a sweep needs distinct values separated by commas, none empty")
+        for x in items:
+            for name, v in resolve_params({key: x}, wls, profiles).items():
+                if key in v:
+                    sweeps[name].setdefault(key, []).append(v[key])
+    return single, {k: v for k, v in sweeps.items() if v}
+
+
+def sweep_points(sweeps: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every combination of a workload's swept values, in the order given (``[{}]`` without a sweep)."""
+    points: list[dict[str, Any]] = [{}]
+    for key, values in sweeps.items():
+        points = [{**p, key: v} for p in points for v in values]
+    return points
+
+
+def sweep_label(point: dict[str, Any]) -> str:
+    """``max_pending_dispatches=16,graph=fused``: a sweep point as text (group labels)."""
+    return ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in point.items())
+
+
 def check_kv_capacity(wls: list[Workload], profiles: dict[str, str | None], tokens: int,
                       params: dict[str, dict[str, Any]]) -> None:
     """Raise :class:`PlanError` when a profile's KV cache (``max_tokens``, after --param
@@ -293,6 +336,8 @@ class Cell:
     webgpu: str = ""
     status: str = "pending"
     reason: str = ""
+    #: the swept parameters' values of this cell (``--param KEY=A,B,C``; empty without a sweep)
+    sweep: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -329,6 +374,8 @@ class RunPlan:
     #: force a full collection in the worker every N tokens where the driver can (0 = never;
     #: harness/probe/gc_checkpoints.py)
     gc_checkpoints: int = 0
+    #: workload → swept parameter → typed values (:func:`resolve_sweeps`): a matrix axis like variants
+    sweeps: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
 
     def cells(self) -> list[Cell]:
         """Every cell, per browser in round-robin order: repetition r of every workload × variant
@@ -338,14 +385,18 @@ class RunPlan:
                 for c in self.repetition_cells(browser, rep)]
 
     def repetition_cells(self, browser: str, rep: int) -> list[Cell]:
-        """Repetition ``rep`` of every workload × variant of ``browser``."""
+        """Repetition ``rep`` of every workload × variant × sweep point of ``browser`` (a swept
+        value is part of the cell id: ``….tiny.max_pending_dispatches-16.r0``)."""
         out = []
         for wl in self.workloads:
             for variant in self.variants[wl.name]:
-                profile = self.profiles.get(wl.name)
-                cid = f"{browser}.{wl.name}.{variant}.{profile or 'default'}.r{rep}"
-                out.append(Cell(cid, browser, wl.name, variant, profile, self.tokens, rep, self.seed,
-                                {**wl.defaults(), **self.workload_params.get(wl.name, {})}))
+                for point in sweep_points(self.sweeps.get(wl.name, {})):
+                    profile = self.profiles.get(wl.name)
+                    axis = "".join(f".{k}-{str(v).lower() if isinstance(v, bool) else v}" for k, v in point.items())
+                    cid = f"{browser}.{wl.name}.{variant}.{profile or 'default'}{axis}.r{rep}"
+                    out.append(Cell(cid, browser, wl.name, variant, profile, self.tokens, rep, self.seed,
+                                    {**wl.defaults(), **self.workload_params.get(wl.name, {}), **point},
+                                    sweep=dict(point)))
         return out
 
     def parameters(self) -> dict[str, Any]:
@@ -358,4 +409,4 @@ class RunPlan:
                 "without_browser_args": self.without_browser_args, "probes": self.probes, "webgpu": self.webgpu,
                 "emulation_options": self.emulation_options, "memory_budget_bytes": self.memory_budget_bytes,
                 "memory_interval_s": self.memory_interval_s, "step_timeout_s": self.step_timeout_s,
-                "gc_checkpoints": self.gc_checkpoints}
+                "gc_checkpoints": self.gc_checkpoints, "sweeps": self.sweeps}

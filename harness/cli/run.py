@@ -58,9 +58,13 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
     wls, variants, profiles = P.resolve_workloads(workload, variant, profile)
     browsers = P.resolve_browsers(browser, browser_path)
     raw = P.parse_key_values(param, "--param")
-    recorded = {k: P.guess_scalar(v) for k, v in raw.items()}  # NaN/infinity are never a value
-    workload_params = P.resolve_params(raw, wls, profiles)
-    P.check_kv_capacity(wls, profiles, tokens, workload_params)
+    single, sweeps = P.resolve_sweeps(raw, wls, profiles)
+    recorded = {k: P.guess_scalar(v) for k, v in single.items()}  # NaN/infinity are never a value
+    recorded.update({k: raw[k] for wl_sweeps in sweeps.values() for k in wl_sweeps})
+    workload_params = P.resolve_params(single, wls, profiles)
+    for wl in wls:
+        for point in P.sweep_points(sweeps.get(wl.name, {})):
+            P.check_kv_capacity([wl], profiles, tokens, {wl.name: {**workload_params.get(wl.name, {}), **point}})
     extra_roots = P.engine_params(wls, profiles, workload_params, model, ort_version)
     emulation = P.emulation_options(emulation_option, {"bytesPerStage": emulation_bytes_per_stage,
                                                        "pageBytes": emulation_page_bytes})
@@ -71,7 +75,7 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
                      step_timeout_s=step_timeout_s, probes=not no_probes,
                      browser_args=list(browser_arg or []), without_browser_args=list(without_flag or []),
                      webgpu=webgpu, memory_budget_bytes=budget_bytes, emulation_options=emulation,
-                     gc_checkpoints=gc_checkpoints)
+                     gc_checkpoints=gc_checkpoints, sweeps=sweeps)
     return plan, run_dir
 
 
@@ -172,7 +176,7 @@ def run(
     headed: bool = typer.Option(False, "--headed", help="Show the browser window (needs a display)."),
     browser_path: Optional[str] = typer.Option(None, "--browser-path", help="Browser executable to launch instead of the one found."),
     seed: int = typer.Option(1, "--seed", help="Seed of the workload's random weights."),
-    param: Optional[List[str]] = typer.Option(None, "--param", help="Workload parameter KEY=VALUE (repeatable); each workload's manifest.json declares its parameters, and an unknown key or bad value is an error naming the valid ones."),
+    param: Optional[List[str]] = typer.Option(None, "--param", help="Workload parameter KEY=VALUE (repeatable); each workload's manifest.json declares its parameters, and an unknown key or bad value is an error naming the valid ones. KEY=A,B,C sweeps a number, bool or enum parameter: one configuration per value, like variants (a list parameter's commas are its items)."),
     repeat: int = typer.Option(1, "--repeat", help="Repetitions of every cell (fresh browser context each, round-robin)."),
     memory_interval_ms: int = typer.Option(250, "--memory-interval-ms", help="Period of the per-process RSS/USS sampler (ms)."),
     step_timeout_s: float = typer.Option(120.0, "--step-timeout-s", help="Fail a cell when no sample arrives for this long (s)."),

@@ -36,21 +36,30 @@ class GroupKey:
     profile: str
     params: str = "{}"
     machine: str = ""
+    #: the swept parameters' values (``--param KEY=A,B,C``) as ``key=value,...``; "" without a sweep
+    sweep: str = ""
 
     @property
     def label(self) -> str:
-        """``chromium/decode-loop/fresh@tiny`` (``machine:`` prefix when merged)."""
+        """``chromium/decode-loop/fresh@tiny`` (``machine:`` prefix when merged, ``[key=value]``
+        suffix for a sweep point)."""
         base = f"{self.browser}/{self.workload}/{self.variant}@{self.profile}"
+        base += f"[{self.sweep}]" if self.sweep else ""
         return f"{self.machine}:{base}" if self.machine else base
 
     def with_variant(self, variant: str) -> "GroupKey":
         """The same key with another variant (a budget's reference)."""
-        return GroupKey(self.browser, self.workload, variant, self.profile, self.params, self.machine)
+        return GroupKey(self.browser, self.workload, variant, self.profile, self.params, self.machine, self.sweep)
 
     @property
     def family(self) -> tuple:
         """Everything but the variant: cells whose variants are compared with each other."""
         return (self.machine, self.browser, self.workload, self.profile, self.params)
+
+    @property
+    def sweep_family(self) -> tuple:
+        """Everything but the parameters: the points of a sweep, compared with each other."""
+        return (self.machine, self.browser, self.workload, self.variant, self.profile)
 
 
 @dataclass
@@ -74,9 +83,11 @@ class CellData:
 def group_key(cell: dict) -> GroupKey:
     """The :class:`GroupKey` of a manifest ``cells`` entry."""
     params = {k: v for k, v in (cell.get("params") or {}).items()}
+    sweep = cell.get("sweep") or {}
+    text = ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sweep.items())
     return GroupKey(str(cell.get("browser")), str(cell.get("workload")), str(cell.get("variant")),
                     str(cell.get("profile") or "default"), json.dumps(params, sort_keys=True, default=str),
-                    str(cell.get("machine") or ""))
+                    str(cell.get("machine") or ""), text)
 
 
 def cells_of(tables) -> list[CellData]:

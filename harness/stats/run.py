@@ -284,7 +284,9 @@ class GroupStats:
 @dataclass
 class RunStats:
     """Statistics of a run folder: :class:`GroupStats` per group and :class:`Difference` per
-    variant pair (every pair within one family, the plan's earlier variant as ``a``) and metric."""
+    variant pair (every pair within one family, the plan's earlier variant as ``a``), and per
+    pair of sweep points of one variant (``--param KEY=A,B,C``, the earlier value as ``a``), and
+    metric."""
 
     warmup: int
     confidence: float
@@ -354,7 +356,12 @@ def compute(tables, warmup: int = DEFAULT_WARMUP, metrics: list[str] | None = No
         for key, g in groups.items():
             if g.cells:
                 families.setdefault(key.family, []).append(key)
-        for keys in families.values():
+        # the points of a sweep (--param KEY=A,B,C) of the same variant: compared with each other too
+        sweeps: dict[tuple, list[GroupKey]] = {}
+        for key, g in groups.items():
+            if g.cells and key.sweep:
+                sweeps.setdefault(key.sweep_family, []).append(key)
+        for keys in [*families.values(), *sweeps.values()]:
             for ka, kb in combinations(keys, 2):
                 a, b = [c for c in cells if c.key == ka and c.status == "ok"], [c for c in cells if c.key == kb and c.status == "ok"]
                 for m in names:
