@@ -152,6 +152,7 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         content = _content(memory[memory["cell"] == c["cell"]])
         row["content_rss_bytes_max"] = int(content["rss_bytes"].max()) if len(content) else None
         row.update(_heap_and_cpu(memory[memory["cell"] == c["cell"]]))
+        row.update(own_terms(c.get("workload"), s))
         rows.append(row)
     summary = pd.DataFrame(rows)
     for col in SUMMARY_COLUMNS:
@@ -160,7 +161,49 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
     summary["tokens_identical"] = _tokens_identical(summary, steps)
     peaks = sorted(c for c in summary.columns if c.startswith("peak_rss_bytes_"))
     cpu = sorted(c for c in summary.columns if c.startswith("cpu_s_"))
-    return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks + cpu]
+    own = [c for c in summary.columns if c not in SUMMARY_COLUMNS and c != "machine" and c not in peaks + cpu]
+    return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks + cpu + own]
+
+
+#: What one step of each workload is (summary.csv ``step_unit``; default ``token``).
+STEP_UNITS = {"dispatch-overhead": "method × round", "ort-run": "session.run (create and release too)",
+              "upload": "upload", "lifecycle": "page load"}
+#: Dispatch-overhead methods in table order (workloads/dispatch-overhead/main.js configurations).
+DISPATCH_METHODS = ["single-op", "sequential", "batched-1", "batched-16", "batched-64", "batched-all", "one-pass",
+                    "phases"]
+
+
+def own_terms(workload: str | None, s: pd.DataFrame) -> dict:
+    """One cell's summary in its workload's own terms (summary.csv columns after the common ones):
+    ``step_unit``; dispatch-overhead: ``us_per_dispatch_<method>`` (mean over rounds after round 0)
+    and ``kernel_us_per_dispatch``; ort-run: ``runs``, ``median_ms_per_run`` (steady runs),
+    ``time_to_first_result_ms``; upload: ``uploads``, ``median_ms_per_upload`` and
+    ``median_ms_per_upload_<size bytes>``; lifecycle: ``page_loads``, ``median_ms_per_page_load``."""
+    out: dict = {"step_unit": STEP_UNITS.get(workload or "", "token")}
+    if not len(s):
+        return out
+    if workload == "dispatch-overhead" and "extra_config" in s:
+        m = s[s["extra_round"] >= 1] if "extra_round" in s and (s["extra_round"] >= 1).any() else s
+        if "extra_us_per_dispatch" in m:
+            per = m.dropna(subset=["extra_us_per_dispatch"]).groupby("extra_config")["extra_us_per_dispatch"].mean()
+            for cfg in [c for c in DISPATCH_METHODS if c in per.index] + sorted(c for c in per.index if c not in DISPATCH_METHODS):
+                out[f"us_per_dispatch_{cfg}"] = round(float(per[cfg]), 3)
+        if "extra_kernel_us_per_dispatch" in m and m["extra_kernel_us_per_dispatch"].notna().any():
+            out["kernel_us_per_dispatch"] = round(float(m["extra_kernel_us_per_dispatch"].mean()), 4)
+    elif workload == "ort-run" and "extra_phase" in s:
+        runs = s[s["extra_phase"].isin(["first-run", "steady"])]
+        steady = s[s["extra_phase"] == "steady"]["wall_ms"].dropna()
+        first = s[s["extra_phase"] == "first-run"]["wall_ms"].dropna()
+        out.update(runs=int(len(runs)), median_ms_per_run=float(steady.median()) if len(steady) else None,
+                   time_to_first_result_ms=float(first.iloc[0]) if len(first) else None)
+    elif workload == "upload":
+        out.update(uploads=int(len(s)), median_ms_per_upload=float(s["wall_ms"].median()))
+        if "extra_size_bytes" in s:
+            for size, g in s.groupby("extra_size_bytes"):
+                out[f"median_ms_per_upload_{int(size)}"] = float(g["wall_ms"].median())
+    elif workload == "lifecycle":
+        out.update(page_loads=int(len(s)), median_ms_per_page_load=float(s["wall_ms"].median()))
+    return out
 
 
 def _heap_and_cpu(memory: pd.DataFrame) -> dict:

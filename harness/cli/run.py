@@ -79,6 +79,14 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
     return plan, run_dir
 
 
+def cell_label(cell) -> str:
+    """``chromium decode-loop/fresh [tiny] max_pending_dispatches=16``: a cell as the console names
+    it (no profile for workloads without one, the sweep point when there is one)."""
+    profile = f" [{cell.profile}]" if cell.profile else ""
+    sweep = f" {P.sweep_label(cell.sweep)}" if cell.sweep else ""
+    return f"{cell.browser} {cell.workload}/{cell.variant}{profile}{sweep}"
+
+
 def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
     """Run every cell with a progress bar per cell (counting steps) and one for all cells;
     with ``sampler`` (``--auto-sample``) add rounds until it says stop. Returns the cells."""
@@ -90,15 +98,22 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
                   console=console, transient=False) as progress:
         overall = progress.add_task("cells", total=len(runner.cells))
         tasks: dict[str, int] = {}
+        done: dict[str, int] = {}
+        workloads = {w.name: w for w in plan.workloads}
 
         def on(event, cell, info):
-            name = f"{cell.browser} {cell.workload}/{cell.variant}"
+            name = cell_label(cell)
             if event == "start":
-                tasks[cell.cell] = progress.add_task(name, total=cell.tokens)
+                # the workload's own steps (its manifest's "steps": e.g. rounds × methods, uploads)
+                total = workloads[cell.workload].expected_steps(cell.params, cell.tokens) if cell.workload in workloads else None
+                tasks[cell.cell] = progress.add_task(name, total=total or cell.tokens)
             elif event == "step":
+                done[cell.cell] = info["steps"]
                 progress.update(tasks[cell.cell], completed=info["steps"])
             elif event == "end":
                 if cell.cell in tasks:
+                    if cell.status == "ok":  # e.g. kernel-only timing skipped without timestamp-query
+                        progress.update(tasks[cell.cell], total=done.get(cell.cell, 0), completed=done.get(cell.cell, 0))
                     progress.update(tasks[cell.cell], description=f"{name}: {cell.status}")
                 progress.advance(overall)
 

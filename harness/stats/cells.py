@@ -126,9 +126,18 @@ def groups_of(cells: Iterable[CellData]) -> dict[GroupKey, list[CellData]]:
 
 
 def token_values(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> np.ndarray:
-    """Per-token values (float array, shape (tokens - warmup,)) of a ``token`` metric."""
-    column = TOKEN_METRICS[metric][0] if metric in TOKEN_METRICS else metric
+    """Per-token values (float array, shape (tokens - warmup,)) of a ``token`` metric;
+    ``us_per_dispatch_<method>``: that dispatch-overhead method's µs per dispatch, one per round
+    after round 0 (the warm-up of that workload is its first round, not its first step)."""
     s = cell.steps
+    if metric.startswith("us_per_dispatch_"):  # one dispatch-overhead method, rounds after round 0
+        if "extra_config" not in s or "extra_us_per_dispatch" not in s:
+            return np.array([], dtype=float)
+        m = s[s["extra_config"] == metric[len("us_per_dispatch_"):]]
+        if "extra_round" in m and (m["extra_round"] >= 1).any():
+            m = m[m["extra_round"] >= 1]
+        return m["extra_us_per_dispatch"].dropna().to_numpy(dtype=float)
+    column = TOKEN_METRICS[metric][0] if metric in TOKEN_METRICS else metric
     if column not in s:
         return np.array([], dtype=float)
     return s.loc[s["step"] >= warmup, column].dropna().to_numpy(dtype=float)

@@ -172,8 +172,9 @@ def t_band(frame: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarra
 def block_length(n: int) -> int:
     """Block length for a series of ``n`` tokens: ⌈n^(1/3)⌉ (the order that minimises the
     error of block-bootstrap variance estimates: Hall, Horowitz & Jing 1995; Lahiri 2003, ch. 7),
-    at least 1, at most n."""
-    return max(1, min(n, int(math.ceil(n ** (1 / 3)))))
+    at least 1 and at most n/2, so that a resample is made of two blocks or more (one block of a
+    circular series is the series itself, and every resample would be the same)."""
+    return max(1, min(n // 2, int(math.ceil(n ** (1 / 3)))))
 
 
 def block_resample(series: list[np.ndarray], n_resamples: int, rng_: np.random.Generator) -> np.ndarray:
@@ -215,6 +216,8 @@ def block_bootstrap_ci(series: list, stat: str = "median", confidence: float = C
     vals = np.concatenate([fn(block_resample(series, min(step, N_RESAMPLES - i), r), axis=-1)
                            for i in range(0, N_RESAMPLES, step)])
     lo, hi = _percentile_ci(vals, confidence)
+    if lo is None or lo == hi:  # every resample alike from data that vary: no interval
+        return None, None, "none"
     return lo, hi, "block-bootstrap-percentile"
 
 
@@ -235,6 +238,8 @@ def block_bootstrap_diff(a: list, b: list, stat: str = "median", confidence: flo
         db.append(fn(block_resample(b, k, r), axis=-1))
     sa, sb = np.concatenate(da), np.concatenate(db)
     diff = _percentile_ci(sb - sa, confidence)
+    if diff[0] is None or diff[0] == diff[1]:  # every resample alike from data that vary: no interval
+        return (None, None), (None, None), "none"
     rel = (None, None)
     if np.all(np.concatenate(a) > 0):
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -42,6 +42,9 @@ STEP_SLOPES: dict[str, tuple[str, str]] = {
 PATTERN_METRICS = {
     "peak_rss_bytes_": ("cell", "bytes"),
     "rss_growth_bytes_per_token_": ("slope", "bytes/token"),
+    # dispatch-overhead: µs per dispatch of one method (steps.csv extra_us_per_dispatch of the steps
+    # whose extra_config is <method>, rounds after round 0): a budget per method
+    "us_per_dispatch_": ("token", "µs"),
 }
 OTHER_METRICS = {"js_heap_bytes_max": ("cell", "bytes"), "js_heap_growth_bytes_per_token": ("slope", "bytes/token")}
 #: Statistics a budget may name; ``pNN`` is the NN-th percentile.
@@ -83,7 +86,8 @@ def deterministic(name: str) -> bool:
     """Whether equal repetitions of a metric mean it has no noise (WebGPU call counts, live
     objects, modeled bytes), so a difference between two all-equal samples is exact. Times and
     measured memory (RSS, JS heap) are never treated so: all-equal samples there give no CI."""
-    return not (name in ("ms_per_token", "cpu_ms_per_token") or name.startswith(("peak_rss_bytes_", "rss_growth_", "js_heap_")))
+    return not (name in ("ms_per_token", "cpu_ms_per_token")
+                or name.startswith(("peak_rss_bytes_", "rss_growth_", "js_heap_", "us_per_dispatch_")))
 
 
 def metric_unit(name: str) -> str:
@@ -104,7 +108,8 @@ def metric_unit(name: str) -> str:
 def valid_metric_names() -> list[str]:
     """Names for error messages (patterned names shown with ``<type>``)."""
     return [*TOKEN_METRICS, "extra_<name>", *CELL_STEP_METRICS, *STEP_SLOPES, *OTHER_METRICS,
-            "peak_rss_bytes_<process type|all>", "rss_growth_bytes_per_token_<process type|all>"]
+            "peak_rss_bytes_<process type|all>", "rss_growth_bytes_per_token_<process type|all>",
+            "us_per_dispatch_<dispatch-overhead method>"]
 
 
 def default_stat(metric: str) -> str:

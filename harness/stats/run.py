@@ -325,6 +325,9 @@ def available_metrics(cells: list[CellData]) -> list[str]:
     names += [f"peak_rss_bytes_{p}" for p in ptypes] + [f"rss_growth_bytes_per_token_{p}" for p in ptypes]
     if ptypes:
         names += ["peak_rss_bytes_all", "rss_growth_bytes_per_token_all"]
+    configs = sorted({str(c) for cd in cells if "extra_config" in cd.steps and "extra_us_per_dispatch" in cd.steps
+                      for c in cd.steps.dropna(subset=["extra_us_per_dispatch"])["extra_config"].dropna().unique()})
+    names += [f"us_per_dispatch_{c}" for c in configs]
     if any(len(cd.memory) and (cd.memory["source"] == "cdp").any() for cd in cells):
         names += list(OTHER_METRICS)
     names = [n for n in names if metric_kind(n) is not None]  # e.g. a process type with odd characters
