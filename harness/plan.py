@@ -37,10 +37,6 @@ DEFAULT_MEMORY_INTERVAL_S = 0.25
 #: Metal limits on A14+ GPUs (internals.js, HardwareCapabilities.mm), which onnxruntime-web's
 #: kernels need (9+ storage buffers per stage).
 EMULATION_DEFAULTS: dict[str, Any] = {"limits": "webkit-apple7"}
-#: installEmulatedWebGPU options settable with --emulation-option (web/emulation/webgpu-emulated.js).
-EMULATION_OPTIONS = ("bytesPerStage", "pageBytes", "reportCostToJs", "retainWrappersUntilDone", "completion",
-                     "contents", "limits", "logUncapturedErrors", "argumentBytes", "memoryBudgetBytes",
-                     "atMemoryBudget", "encoderRetainsBindGroups", "bufferRecordsEncoders", "encoderRecordBytes")
 
 _UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
 
@@ -93,15 +89,16 @@ def guess_scalar(text: str) -> Any:
 
 
 def emulation_options(values: Iterable[str] | None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``--emulation-option KEY=VALUE`` items (plus ``overrides``) over :data:`EMULATION_DEFAULTS`.
-    Raises :class:`PlanError` on an unknown key (naming the valid ones)."""
-    out = dict(EMULATION_DEFAULTS)
-    for key, value in parse_key_values(values, "--emulation-option").items():
-        if key not in EMULATION_OPTIONS:
-            raise PlanError(f"unknown --emulation-option {key!r} (valid: {', '.join(EMULATION_OPTIONS)})")
-        out[key] = guess_scalar(value)
-    out.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return out
+    """``--emulation-option`` items (plus ``overrides``) over :data:`EMULATION_DEFAULTS`, each
+    validated against its declaration (harness/emulation.py: types, presets, limit names, the
+    object forms ``limits.NAME=N``, ``argumentBytes.KIND=N``, ``completion.delayMs=N``).
+    Raises :class:`PlanError` naming the valid keys or values."""
+    from harness.emulation import EmulationOptionError, resolve
+
+    try:
+        return resolve(values, EMULATION_DEFAULTS, overrides)
+    except EmulationOptionError as exc:
+        raise PlanError(str(exc)) from None
 
 
 def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | None, profile: str | None
