@@ -74,9 +74,9 @@ class CellData:
     env: dict
     steps: pd.DataFrame
     memory: pd.DataFrame
-    #: forced collections (``--gc-checkpoints``; gc_checkpoint samples): ``(token, time_s)`` each,
-    #: the last step the harness had seen when it asked and when the engine said it was done
-    #: (harness/stats/memory.py places them)
+    #: forced collections (``--gc-checkpoints``; gc_checkpoint samples): ``(token, asked_s,
+    #: done_s)`` each: the last step the harness had seen when it asked, when it asked and when
+    #: the engine said the collection was done (harness/stats/memory.py places them)
     gc_forced: list = field(default_factory=list)
 
 
@@ -99,9 +99,9 @@ def cells_of(tables) -> list[CellData]:
     forced: dict[str, list] = {}
     if gc is not None and len(gc):
         for r in gc[gc["forced"].fillna(False).astype(bool)].itertuples(index=False):
-            when = r.done_s if r.done_s == r.done_s and r.done_s is not None else r.time_s
-            if r.token == r.token and when == when:  # not NaN
-                forced.setdefault(r.cell, []).append((int(r.token), float(when)))
+            done = r.done_s if r.done_s is not None and r.done_s == r.done_s else r.time_s
+            if r.token == r.token and r.time_s == r.time_s:  # not NaN
+                forced.setdefault(r.cell, []).append((int(r.token), float(r.time_s), float(done)))
     for c in tables.manifest.get("cells", []):
         cid = c["cell"]
         st = steps.get_group(cid) if steps is not None and cid in steps.groups else tables.steps.iloc[0:0]

@@ -9,9 +9,10 @@ psutil) and the worker's JS heap (memory.csv, CDP).
 
 A *collection event* is a token in which the worker saw the engine's GC collect wrappers
 (``bind_groups_collected`` or ``buffers_collected`` rose) or in which a forced collection
-(``--gc-checkpoints N``: ``gc_checkpoint`` samples, Chromium only) landed: the first of the two
-steps received after the engine said the collection was done in which wrappers were collected,
-else the first of them. A *floor* is a series' value
+(``--gc-checkpoints N``: ``gc_checkpoint`` samples, Chromium only) landed: a token with
+collected wrappers among the steps received between the request and two steps after the
+engine's answer (the collection runs when the worker takes the request, and the answer comes
+later), else — nothing of ours was collectable — the first step received after the answer. A *floor* is a series' value
 at a collection event: what survived that collection. The *floor slope* (Theil–Sen over the
 floors, Sen's 95% CI with three floors or more) is what "memory grows" means; a line through a
 sawtooth is not.
@@ -128,16 +129,21 @@ def collection_tokens(steps: pd.DataFrame) -> list[int]:
 
 def forced_tokens(steps: pd.DataFrame, forced: list, natural: list[int]) -> list[int]:
     """Tokens in which forced collections landed (see the module docstring). ``forced``:
-    ``(token, time_s)`` pairs of ``gc_checkpoint`` samples; ``natural``: :func:`collection_tokens`."""
+    ``(token, asked_s, done_s)`` of ``gc_checkpoint`` samples; ``natural``: :func:`collection_tokens`."""
     out = set()
     if not len(steps) or "received_s" not in steps:
         return []
-    for _token, when in forced:
-        after = steps.loc[steps["received_s"] > when, "step"].astype(int).tolist()[:2]
-        if not after:
-            continue
-        hit = [t for t in after if t in natural]
-        out.add(hit[0] if hit else after[0])
+    received = steps[["step", "received_s"]].dropna().sort_values("received_s")
+    for item in forced:
+        asked, done = (item[1], item[2]) if len(item) > 2 else (item[1], item[1])
+        after = received.loc[received["received_s"] > done, "step"].astype(int).tolist()
+        window = received.loc[received["received_s"] > asked, "step"].astype(int).tolist()
+        window = window[:len(window) - len(after) + 2]  # while it ran, and two steps after its answer
+        hit = [t for t in window if t in natural]
+        if hit:
+            out.add(hit[0])      # it collected wrappers of ours: that collection is the event
+        elif after:
+            out.add(after[0])    # nothing of ours was collectable: what is there after it survived
     return sorted(out)
 
 
