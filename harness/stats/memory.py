@@ -46,6 +46,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
+from harness.stats.cells import rss_rounds
 from harness.stats.estimators import theil_sen
 
 #: Series from steps.csv: name → (column, unit, label).
@@ -89,8 +90,11 @@ class MemoryClass:
     reason: str = ""
 
     def to_dict(self) -> dict:
-        """JSON-ready dict."""
-        from harness.stats.run import clean
+        """JSON-ready dict (non-finite numbers as None)."""
+        def clean(v):
+            if isinstance(v, (float, np.floating)):
+                return float(v) if np.isfinite(v) else None
+            return [clean(x) for x in v] if isinstance(v, list) else v
 
         return {k: clean(v) for k, v in asdict(self).items()}
 
@@ -254,8 +258,6 @@ def series_of(cell, warmup: int = 1) -> dict[str, tuple[str, str, np.ndarray, np
     """Every memory-like series of a :class:`harness.stats.cells.CellData` with data, tokens ≥
     ``warmup``: name → (label, unit, tokens, values). RSS series are ``rss_bytes_<process type>``
     and ``rss_bytes_all``; the JS heap ``js_heap_bytes``."""
-    from harness.stats.cells import rss_rounds
-
     out = {}
     s = cell.steps
     for name, (col, unit, label) in STEP_SERIES.items():
