@@ -245,3 +245,42 @@ def block_bootstrap_diff(a: list, b: list, stat: str = "median", confidence: flo
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = _percentile_ci(sb / sa - 1, confidence)
     return diff, rel, "block-bootstrap-percentile"
+
+
+def stratified_theil_sen(strata: list, confidence: float = CONFIDENCE
+                         ) -> tuple[float | None, float | None, float | None, int]:
+    """Theil–Sen slope over several series (``strata``: ``(x, y)`` pairs, e.g. repetitions, or
+    the stretches between collections) using pairs within a series only, so that offsets between
+    series never count as slope: the median of every within-series pairwise slope. Its CI is
+    Sen's (1968), from the sum of the series' Kendall statistics, independent series adding
+    their variances n(n−1)(2n+5)/18 (ties ignored). Returns ``(slope, low, high, points)``;
+    ``(None, None, None, points)`` without a pair of distinct x; low/high None with fewer than 3 pairs."""
+    slopes, var, points = [], 0.0, 0
+    for x, y in strata:
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        ok = np.isfinite(x) & np.isfinite(y)
+        x, y = x[ok], y[ok]
+        if len(x) > THEILSEN_MAX_POINTS:
+            idx = np.linspace(0, len(x) - 1, THEILSEN_MAX_POINTS).round().astype(int)
+            x, y = x[idx], y[idx]
+        points += len(x)
+        if len(x) < 2:
+            continue
+        i, j = np.triu_indices(len(x), 1)
+        dx = x[j] - x[i]
+        keep = dx != 0
+        slopes.append((y[j] - y[i])[keep] / dx[keep])
+        n = len(x)
+        var += n * (n - 1) * (2 * n + 5) / 18
+    allp = np.sort(np.concatenate(slopes)) if slopes else np.array([])
+    if not len(allp):
+        return None, None, None, points
+    slope = float(np.median(allp))
+    if len(allp) < 3 or np.all(allp == allp[0]):
+        same = np.all(allp == allp[0])
+        return slope, (slope if same else None), (slope if same else None), points
+    c = sps.norm.ppf(0.5 + confidence / 2) * math.sqrt(var)
+    n_pairs = len(allp)
+    lo_i = int(np.clip(math.floor((n_pairs - c) / 2), 0, n_pairs - 1))
+    hi_i = int(np.clip(math.ceil((n_pairs + c) / 2), 0, n_pairs - 1))
+    return slope, float(allp[lo_i]), float(allp[hi_i]), points

@@ -33,8 +33,8 @@ Classes (:func:`classify`)::
     collection would bring it back; or floors that rose and then came back to the first floor
     (within one token's growth): growth that a later, larger collection frees.
 
-The *rate between collections* is the mean change per token over the tokens that had no
-collection event. Projections to a memory budget (:func:`projection`) use the floor slope for
+The *rate between collections* is the Theil–Sen slope within the stretches between collection
+events (pairs of tokens in one stretch only: the drops taken out). Projections to a memory budget (:func:`projection`) use the floor slope for
 retained growth and the rate between collections for growing-until-collected series, and are
 not made for bounded ones.
 """
@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from harness.stats.cells import rss_rounds
-from harness.stats.estimators import theil_sen
+from harness.stats.estimators import stratified_theil_sen, theil_sen
 
 #: Series from steps.csv: name → (column, unit, label).
 STEP_SERIES: dict[str, tuple[str, str, str]] = {
@@ -131,6 +131,22 @@ def collection_tokens(steps: pd.DataFrame) -> list[int]:
     return sorted(out)
 
 
+def segments(t: np.ndarray, y: np.ndarray, events: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The stretches of a series between collection events (an event's token starts the next
+    one): ``[(tokens, values), ...]``, the drops at collections between them."""
+    t, y = np.asarray(t, float), np.asarray(y, float)
+    seg = np.searchsorted(np.asarray(sorted(events), float), t, side="right")
+    return [(t[seg == k], y[seg == k]) for k in np.unique(seg)]
+
+
+def segment_rate(t: np.ndarray, y: np.ndarray, events: list[int]) -> float | None:
+    """Rate between collections (units per token): the Theil–Sen slope within the stretches
+    between collection events (:func:`harness.stats.estimators.stratified_theil_sen`; the same
+    number a growth metric fits to a cell with fewer than two collections); None without a
+    stretch of two tokens."""
+    return stratified_theil_sen(segments(t, y, events))[0]
+
+
 def forced_tokens(steps: pd.DataFrame, forced: list, natural: list[int]) -> list[int]:
     """Tokens in which forced collections landed (see the module docstring). ``forced``:
     ``(token, asked_s, done_s)`` of ``gc_checkpoint`` samples; ``natural``: :func:`collection_tokens`."""
@@ -169,10 +185,7 @@ def classify(cell: str, series: str, label: str, unit: str, t: np.ndarray, y: np
         later = at[at.index >= e]
         if len(later) and (not floors or later.index[0] > floors[-1][0]):
             floors.append([float(later.index[0]), float(later.iloc[0])])
-    # rate between collections: changes over intervals that hold no collection event
-    dt, dy = np.diff(t), np.diff(y)
-    quiet = np.array([not any(a < e <= b for e in ev) for a, b in zip(t[:-1], t[1:])], dtype=bool)
-    rate = float(dy[quiet].sum() / dt[quiet].sum()) if quiet.any() else None
+    rate = segment_rate(t, y, ev)
     s_slope, s_lo, _, _ = theil_sen(t, y)
     mc = MemoryClass(cell, series, label, unit, "bounded", int(len(t)), float(y[0]), float(y[-1]), float(y.max()),
                      ev, forced, floors, rate=rate, series_slope=s_slope)
@@ -302,7 +315,8 @@ def floor_points(cell, series: str, warmup: int = 1) -> tuple[np.ndarray, np.nda
     """(tokens, values, basis, rate) a growth slope of ``series`` is fitted to for one cell: its
     floors (``floors``: two or more collections), every point of a series that never rose
     (``flat``), else every point (``series``: fewer than two collections, nothing to tell
-    retention by); ``rate``: its rate between collections (units per token, 0 when unknown)."""
+    retention by; fitted within the stretches between collections, :func:`segments`: the rate
+    between collections); ``rate``: that rate (units per token, 0 when unknown)."""
     got = series_of(cell, warmup).get(series)
     if got is None:
         return np.array([]), np.array([]), "none", 0.0

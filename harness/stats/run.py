@@ -17,11 +17,12 @@ Three kinds of metric (:data:`TOKEN_METRICS`, :func:`metric_kind`):
                no interval ("n=1: no interval") and no difference is called significant from it.
     ``slope``  growth per token (``live_bind_groups_growth_per_token``,
                ``rss_growth_bytes_per_token_<type>``): the slope of the series' floors after
-               collections (harness/stats/memory.py; a series that never rose, or one with
-               fewer than two collections, is fitted whole), one Theil–Sen fit over the group's
-               repetitions, each centred on its own median first so offsets between contexts
-               don't count as growth; CI from Sen's method, widened to at least one token's
-               growth over the floors' span (where in a token a collection lands moves a floor).
+               collections (harness/stats/memory.py; a series that never rose is fitted whole,
+               one with fewer than two collections within its stretches between them: the rate
+               between collections), one Theil–Sen fit over the group's repetitions using pairs
+               within a repetition (or stretch) only, so offsets between contexts don't count
+               as growth; CI from Sen's method, widened to at least one token's growth over the
+               floors' span (where in a token a collection lands moves a floor).
 
 Warm-up: tokens ``0 .. warmup-1`` are discarded (default 1: token 0 compiles pipelines and fills
 caches, the same rule as ``summary.csv``). A budget's ``after token N`` sets ``warmup = N + 1``.
@@ -44,8 +45,8 @@ from scipy import stats as sps
 from harness.stats.cells import (DEFAULT_WARMUP, CellData, GroupKey, cell_value, cells_of, groups_of, slope_series,
                                  token_values)
 from harness.stats.estimators import (CONFIDENCE, N_RESAMPLES, NO_INTERVAL_N1, SEED, block_bootstrap_ci,
-                                      block_bootstrap_diff, bootstrap_ci, stat_fn, t_ci, theil_sen)
-from harness.stats.memory import floor_points, floor_slope
+                                      block_bootstrap_diff, bootstrap_ci, stat_fn, stratified_theil_sen, t_ci)
+from harness.stats.memory import cell_events, floor_points, segments
 from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, OTHER_METRICS, STEP_SLOPES, TOKEN_METRICS,
                                    default_stat, deterministic, growth_series, metric_kind, metric_unit)
 
@@ -132,34 +133,32 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
             lo, hi, how = bootstrap_ci(x, stat, confidence) if len(x) >= 5 else (None, None, "none")
         return Estimate(metric, kind, unit, stat, float(stat_fn(stat)(x)), lo, hi, how, len(x), len(x),
                         float(np.median(x)), float(np.mean(x)), warmup, [float(v) for v in vals])
-    # slope: one fit over every repetition's floors (harness/stats/memory.py), each centred on
-    # its own median so offsets between contexts don't count as growth
-    xs, ys, per, bases, res = [], [], [], [], []
+    # slope: one Theil–Sen fit over every repetition's floors (harness/stats/memory.py), pairs
+    # within a repetition (or, without floors, within a stretch between collections) only, so
+    # offsets between contexts and drops at collections never count as growth
+    strata, per, bases, res = [], [], [], []
     for c in cells:
         x, y, basis, rate = floor_points(c, growth_series(metric) or "", warmup)
-        if len(x) >= 2:
-            xs.append(x)
-            ys.append(y - np.median(y))
-            bases.append(basis)
-            per.append(floor_slope(x, y, rate if basis == "floors" else None)[0])
-            if basis == "floors":
-                res.append(rate / (x.max() - x.min()))
-    if not xs:
+        if len(x) < 2:
+            continue
+        parts = segments(x, y, cell_events(c)[0] + cell_events(c)[1]) if basis == "series" else [(x, y)]
+        strata += parts
+        bases.append(basis)
+        per.append(stratified_theil_sen(parts)[0])
+        if basis == "floors":
+            res.append(rate / (x.max() - x.min()))
+    if not strata:
         return None
-    x_all, y_all = np.concatenate(xs), np.concatenate(ys)
-    if len(xs) == 1:
-        slope, lo, hi = floor_slope(x_all, y_all, res[0] * (x_all.max() - x_all.min()) if res else None)
-    else:
-        slope, lo, hi, _ = theil_sen(x_all, y_all, confidence)
-        if slope is not None and res:  # floors: at least ± one token's growth over each span
-            r = max(res)
-            lo, hi = (slope - r, slope + r) if lo is None else (min(lo, slope - r), max(hi, slope + r))
+    slope, lo, hi, n = stratified_theil_sen(strata, confidence)
     if slope is None:
         return None
-    how = "none" if lo is None else ("exact" if np.all(y_all == y_all[0]) else "theil-sen")
-    basis = "+".join(sorted(set(bases)))
-    return Estimate(metric, kind, unit, "slope", slope, lo, hi, how, len(x_all), len(xs), None, None, warmup, per,
-                    basis)
+    if res:  # floors: at least ± one token's growth over their span
+        r = max(res)
+        lo, hi = (slope - r, slope + r) if lo is None else (min(lo, slope - r), max(hi, slope + r))
+    flat = all(np.all(y == y[0]) for _, y in strata)
+    how = "exact" if flat and lo is not None else ("none" if lo is None else "theil-sen")
+    return Estimate(metric, kind, unit, "slope", slope, lo, hi, how, n, len(bases), None, None, warmup, per,
+                    "+".join(sorted(set(bases))))
 
 
 # ----------------------------------------------------------------------------------------------
