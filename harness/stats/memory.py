@@ -295,9 +295,15 @@ def series_of(cell, warmup: int = 1) -> dict[str, tuple[str, str, np.ndarray, np
 
 
 def cell_events(cell) -> tuple[list[int], list[int]]:
-    """(collection event tokens the worker saw, tokens where forced collections landed) of a cell."""
+    """(collection event tokens the worker saw, tokens where forced collections landed) of a cell.
+    A forced collection in which no wrapper of ours was seen collected is placed only by time
+    (the step after the engine's answer), so it counts only in a cell with fewer than two
+    collections it saw: where collections are seen, they mark the floors."""
     natural = collection_tokens(cell.steps) if len(cell.steps) else []
-    return natural, forced_tokens(cell.steps, list(getattr(cell, "gc_forced", [])), natural)
+    forced = forced_tokens(cell.steps, list(getattr(cell, "gc_forced", [])), natural)
+    if len(natural) >= 2:
+        forced = [f for f in forced if f in natural]
+    return natural, forced
 
 
 def cell_classes(cell, warmup: int = 1) -> dict[str, MemoryClass]:
