@@ -177,8 +177,8 @@ def own_terms(workload: str | None, s: pd.DataFrame) -> dict:
     """One cell's summary in its workload's own terms (summary.csv columns after the common ones):
     ``step_unit``; dispatch-overhead: ``us_per_dispatch_<method>`` (mean over rounds after round 0)
     and ``kernel_us_per_dispatch``; ort-run: ``runs``, ``median_ms_per_run`` (steady runs),
-    ``time_to_first_result_ms``; upload: ``uploads``, ``median_ms_per_upload`` and
-    ``median_ms_per_upload_<size bytes>``; lifecycle: ``page_loads``, ``median_ms_per_page_load``."""
+    ``time_to_first_result_ms``; upload: ``uploads``, ``median_ms_per_upload``,
+    ``buffers_created_per_upload`` and ``median_ms_per_upload_<size bytes>``; lifecycle: ``page_loads``, ``median_ms_per_page_load``."""
     out: dict = {"step_unit": STEP_UNITS.get(workload or "", "token")}
     if not len(s):
         return out
@@ -197,7 +197,8 @@ def own_terms(workload: str | None, s: pd.DataFrame) -> dict:
         out.update(runs=int(len(runs)), median_ms_per_run=float(steady.median()) if len(steady) else None,
                    time_to_first_result_ms=float(first.iloc[0]) if len(first) else None)
     elif workload == "upload":
-        out.update(uploads=int(len(s)), median_ms_per_upload=float(s["wall_ms"].median()))
+        out.update(uploads=int(len(s)), median_ms_per_upload=float(s["wall_ms"].median()),
+                   buffers_created_per_upload=float(s["create_buffer"].median()) if s["create_buffer"].notna().any() else None)
         if "extra_size_bytes" in s:
             for size, g in s.groupby("extra_size_bytes"):
                 out[f"median_ms_per_upload_{int(size)}"] = float(g["wall_ms"].median())

@@ -117,6 +117,10 @@ def print_summary(analysis) -> None:
         s["sweep"] = [",".join(f"{k}={v}" for k, v in sweeps.get(c, {}).items()) for c in s["cell"]]
     for workload, rows in s.groupby("workload", sort=False):
         heads = WORKLOAD_HEADS.get(workload, TOKEN_HEADS)
+        heads = dict(heads) if heads is not None else None
+        if workload == "upload":  # and per size
+            heads.update({c: f"ms/upload {c.rsplit('_', 1)[1]} B" for c in rows.columns
+                          if c.startswith("median_ms_per_upload_") and rows[c].notna().any()})
         if heads is None:
             heads = {c: c[len("us_per_dispatch_"):] for c in rows.columns
                      if c.startswith("us_per_dispatch_") and rows[c].notna().any()}
