@@ -159,3 +159,26 @@ def test_pids_are_integers_and_rss_zero_is_not_a_sample(analysed):
         assert len(ps) and (ps["rss_bytes"] > 0).all() and ps["pid"].notna().all()
         text = (a.out_dir / "memory.csv").read_text()
         assert ".0," not in "".join(line.split(",")[3] + "," for line in text.splitlines()[1:])
+
+
+def test_gc_versus_latency_and_collection_marks_on_the_latency_chart(analysed):
+    import json
+    import re
+
+    a = analysed["chromium-decode-loop"]
+    n = a.workloads["memory"]
+    fresh = next(g for g in n["gc_latency"] if "/fresh@" in g["group"])
+    events = {c: e["natural"] + e["forced"] for c, e in n["events"].items() if ".fresh." in c}
+    st = a.tables.steps
+    tokens = st[(st["variant"] == "fresh") & (st["step"] >= 1)]
+    hit = [t in events[c] for c, t in zip(tokens["cell"], tokens["step"])]
+    assert fresh["n_event"] == sum(hit) > 0 and fresh["n_rest"] == len(hit) - sum(hit)
+    assert fresh["event_median"] == pytest.approx(tokens.loc[hit, "wall_ms"].median())
+    assert fresh["low"] <= fresh["diff"] <= fresh["high"]
+    html = (a.out_dir / "report.html").read_text(encoding="utf-8")
+    data = json.loads(re.search(r'id="chart-data">(.*?)</script>', html, re.S).group(1).replace("<\\/", "</"))
+    marks = [t for t in data["ms_per_token"]["data"] if (t.get("meta") or {}).get("marks") == "natural"]
+    assert {m["meta"]["cell"] for m in marks} == {c for c, e in events.items() if e}
+    for m in marks:
+        assert m["x"] == [t for t in n["events"][m["meta"]["cell"]]["natural"] if t in set(st.loc[st["cell"] == m["meta"]["cell"], "step"])]
+    assert '<section id="memory">' in html and "GC vs latency" in html
