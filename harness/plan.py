@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.workloads import ParameterError, Workload, discover
+from harness.workloads import ParameterError, Workload, WorkloadError, discover
 
 
 class PlanError(ValueError):
@@ -102,11 +102,16 @@ def emulation_options(values: Iterable[str] | None, overrides: dict[str, Any] | 
         raise PlanError(str(exc)) from None
 
 
-def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | None, profile: str | None
+def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | None, profile: str | None,
+                      workloads_dirs: Iterable[str | Path] | None = None
                       ) -> tuple[list[Workload], dict[str, list[str]], dict[str, str | None]]:
-    """Validate workload, variant and profile names against ``workloads/``. Returns
+    """Validate workload, variant and profile names against the built-in workloads and those of
+    ``workloads_dirs`` (``--workloads-dir``; default ``$WEBGPU_HARNESS_WORKLOADS``). Returns
     ``(workloads, variants by workload, profile by workload)``. Raises :class:`PlanError`."""
-    all_wl = discover()
+    try:
+        all_wl = discover(workloads_dirs)
+    except WorkloadError as exc:
+        raise PlanError(str(exc)) from None
     names = split_names(workload, "--workload") or DEFAULT_WORKLOADS
     for n in names:
         if n not in all_wl:
@@ -115,12 +120,18 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
     wanted = split_names(variant, "--variant")
     variants: dict[str, list[str]] = {}
     profiles: dict[str, str | None] = {}
+    # with several workloads a variant applies to those that have it; each must get at least one
+    unknown = [v for v in wanted if not any(v in wl.variants for wl in wls)]
+    if unknown:
+        valid = ", ".join(f"{wl.name}: {', '.join(wl.variants)}" for wl in wls)
+        raise PlanError(f"unknown variant {unknown[0]!r} (valid: {valid})")
     for wl in wls:
         if wanted:
-            bad = [v for v in wanted if v not in wl.variants]
-            if bad:
-                raise PlanError(f"unknown variant {bad[0]!r} for workload {wl.name} (valid: {', '.join(wl.variants)})")
-            variants[wl.name] = wanted
+            mine = [v for v in wanted if v in wl.variants]
+            if not mine:
+                raise PlanError(f"--variant {','.join(wanted)} names no variant of workload {wl.name} "
+                                f"(valid: {', '.join(wl.variants)})")
+            variants[wl.name] = mine
         else:
             variants[wl.name] = wl.variants_to_run()
         if profile:
@@ -232,29 +243,33 @@ ORT_WORKLOADS = ("ort-decode", "ort-run")
 
 
 def engine_params(wls: list[Workload], profiles: dict[str, str | None], params: dict[str, dict[str, Any]],
-                  model: Path | None, ort_version: str | None) -> dict[str, Path]:
-    """For ort-decode and ort-run: the onnxruntime-web install (``ortDist``/``ortVersion``
-    params) and a ``--model``'s URL and external data (a decoder for ort-decode, any ONNX model
-    for ort-run). Updates ``params``/``profiles``; returns the extra server roots (URL prefix →
-    folder). Raises :class:`PlanError` for an engine or model that cannot be used."""
+                  model: Path | None, ort_version: str | None, ort_dist: Path | None = None) -> dict[str, Path]:
+    """For ort-decode and ort-run: the onnxruntime-web install (``--ort-dist``, else
+    ``--ort-version`` or the pinned one found by harness/engines.py; ``ortDist``/``ortVersion``/
+    ``ortSource`` params) and a ``--model``'s URL and external data (a decoder for ort-decode, any
+    ONNX model for ort-run). Updates ``params``/``profiles``; returns the extra server roots (URL
+    prefix → folder). Raises :class:`PlanError` for an engine or model that cannot be used."""
     from harness.engines import EngineError, find_ort, user_model
 
     extra_roots: dict[str, Path] = {}
     ort_wls = [w.name for w in wls if w.name in ORT_WORKLOADS]
     if not ort_wls:
-        if model is not None or ort_version is not None:
-            raise PlanError("--model and --ort-version apply to the ort-decode and ort-run workloads "
+        if model is not None or ort_version is not None or ort_dist is not None:
+            raise PlanError("--model, --ort-version and --ort-dist apply to the ort-decode and ort-run workloads "
                             "(add --workload ort-decode or ort-run)")
         return extra_roots
     try:
-        ort = find_ort(ort_version)
+        ort = find_ort(ort_version, ort_dist)
         um = user_model(model, decoder="ort-decode" in ort_wls) if model is not None else None
     except EngineError as exc:
         raise PlanError(str(exc)) from None
+    prefix, folder = ort.root
+    extra_roots[prefix] = folder
     for name in ort_wls:
         mine = params.setdefault(name, {})
         mine.setdefault("ortDist", ort.dist_url)
         mine.setdefault("ortVersion", ort.version)
+        mine.setdefault("ortSource", f"{ort.source}: {ort.dist}")
         if um is not None:
             prefix, folder = um.root
             extra_roots[prefix] = folder
@@ -336,6 +351,13 @@ class Cell:
     reason: str = ""
     #: the swept parameters' values of this cell (``--param KEY=A,B,C``; empty without a sweep)
     sweep: dict[str, Any] = field(default_factory=dict)
+    #: provenance: how the browser was driven (``playwright``, ``selenium-webkitgtk``, ``webdriver-remote``,
+    #: ``playwright-remote``, ``cdp-remote``, ``manual``), the endpoint it was reached at, the platform it
+    #: reported, and what per-process memory could be measured (harness/probe/process_memory.py ``describe``)
+    driver: str = ""
+    endpoint: str = ""
+    platform: str = ""
+    memory: str = ""
 
 
 @dataclass
@@ -374,6 +396,15 @@ class RunPlan:
     gc_checkpoints: int = 0
     #: workload → swept parameter → typed values (:func:`resolve_sweeps`): a matrix axis like variants
     sweeps: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    #: browsers behind an endpoint: label → harness.drive.remote.RemoteTarget (empty: launched here)
+    remote: dict[str, Any] = field(default_factory=dict)
+    #: where the harness's server binds (loopback unless asked), and the base URL browsers are sent to
+    host: str = "127.0.0.1"
+    port: int = 0
+    public_url: str | None = None
+    #: serve over https; (certificate, key) PEM files, or None to use the generated ones (serve/tls.py)
+    https: bool = False
+    tls_files: tuple[Path, Path] | None = None
 
     def cells(self) -> list[Cell]:
         """Every cell, per browser in round-robin order: repetition r of every workload × variant
@@ -407,4 +438,8 @@ class RunPlan:
                 "without_browser_args": self.without_browser_args, "probes": self.probes, "webgpu": self.webgpu,
                 "emulation_options": self.emulation_options, "memory_budget_bytes": self.memory_budget_bytes,
                 "memory_interval_s": self.memory_interval_s, "step_timeout_s": self.step_timeout_s,
-                "gc_checkpoints": self.gc_checkpoints, "sweeps": self.sweeps}
+                "gc_checkpoints": self.gc_checkpoints, "sweeps": self.sweeps,
+                **({"remote": {b: {"kind": t.kind, "url": t.url} for b, t in self.remote.items()}}
+                   if self.remote else {}),
+                **({"public_url": self.public_url} if self.public_url else {}),
+                **({"https": True} if self.https else {})}

@@ -1,31 +1,24 @@
 #!/usr/bin/env bash
-# Installs what webgpu-harness needs on a Debian machine, skipping what is already there:
-#   apt: chromium (Playwright drives it; its own browser download is not used), xvfb and
-#        webkit2gtk-driver (WebKitGTK's WebDriver + MiniBrowser), nodejs/npm if missing,
-#        mesa-vulkan-drivers (lavapipe, the software Vulkan adapter of `webgpu-harness native`);
-#   .venv: the package with its test extras;
-#   node_modules: the pinned npm packages (onnxruntime-web) from package-lock.json.
+# Sets up a clone (make run / make test call it): a .venv with this package (editable, with its
+# test extras), then `webgpu-harness setup` — the same command a `pip install` user runs
+# (harness/cli/setup.py): on Debian the apt packages chromium, xvfb, webkit2gtk-driver, npm and
+# mesa-vulkan-drivers when missing. A clone then gets its own node_modules from package-lock.json
+# with the devDependencies its tests need (the test apps' Transformers.js, esbuild), where a
+# `pip install` user gets the runtime packages in the per-user cache from `webgpu-harness setup`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-
-need_apt=()
-command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need_apt+=(chromium)
-command -v Xvfb >/dev/null 2>&1 || need_apt+=(xvfb)
-command -v WebKitWebDriver >/dev/null 2>&1 || need_apt+=(webkit2gtk-driver)
-command -v npm >/dev/null 2>&1 || need_apt+=(npm)
-# lavapipe: the software Vulkan adapter `webgpu-harness native` (wgpu) uses on CPU-only machines
-ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || need_apt+=(mesa-vulkan-drivers)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "setup: installing Debian packages: ${need_apt[*]}"
-  $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${need_apt[@]}"
-fi
-
 PY=${PYTHON:-python3}
+
 if [ ! -x .venv/bin/python ]; then
+  # Debian's python3 creates virtual environments only with python3-venv (ensurepip)
+  if ! "$PY" -c "import ensurepip" >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing Debian packages: python3-venv"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends python3-venv
+  fi
   echo "setup: creating .venv"
   "$PY" -m venv .venv
 fi
@@ -36,9 +29,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 fi
 
-if [ -f package-lock.json ]; then
-  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    echo "setup: installing npm packages (npm ci)"
-    npm ci --no-audit --no-fund --loglevel=error
-  fi
+.venv/bin/webgpu-harness setup --no-npm
+lock_sum=$(.venv/bin/python -c "import hashlib; print(hashlib.sha256(open('package-lock.json', 'rb').read() + open('.npmrc', 'rb').read()).hexdigest())")
+if [ "$(cat node_modules/.webgpu-harness-lock 2>/dev/null)" != "$lock_sum" ]; then
+  echo "setup: installing npm packages into the clone (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$lock_sum" > node_modules/.webgpu-harness-lock
 fi

@@ -116,3 +116,12 @@ def test_progress_totals_count_each_workloads_own_steps():
     assert wl["dispatch-overhead"].expected_steps({"methods": "kernel"}, 3) == 3
     assert wl["ort-run"].expected_steps({"sessions": 3}, 4) == 3 * (4 + 2)        # create, runs, release
     assert wl["upload"].expected_steps({"sizes": "16,32"}, 5) == 10                 # rounds × sizes
+
+
+def test_variants_apply_to_the_workloads_that_have_them():
+    wls, variants, _ = P.resolve_workloads(["decode-loop,gc-retention"], ["fresh,minimal"], None)
+    assert variants == {"decode-loop": ["fresh"], "gc-retention": ["minimal"]}
+    with pytest.raises(P.PlanError, match="unknown variant 'nope' .*decode-loop: fresh"):
+        P.resolve_workloads(["decode-loop,gc-retention"], ["fresh,nope"], None)
+    with pytest.raises(P.PlanError, match="names no variant of workload gc-retention"):
+        P.resolve_workloads(["decode-loop,gc-retention"], ["fresh"], None)

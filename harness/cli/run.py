@@ -19,8 +19,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness import plan as P
-from harness.cli.common import RUNS_DIR, bad_input, console, err, finish, say, timestamped
+from harness import reach as reach_plan
+from harness.cli.common import bad_input, console, err, finish, require_measure_extra, runs_dir, say, timestamped
 from harness.drive.registry import BROWSERS
+from harness.workloads import served_roots
 
 
 def sigterm_as_interrupt() -> None:
@@ -37,8 +39,12 @@ def sigterm_as_interrupt() -> None:
 def build_plan(*, browser, workload, variant, profile, tokens, output, headed, browser_path, seed, param, repeat,
                memory_interval_ms, step_timeout_s, no_probes, browser_arg, without_flag, webgpu,
                emulation_bytes_per_stage, emulation_page_bytes, emulation_option, model, ort_version,
-               memory_budget, gc_checkpoints: int = 0) -> tuple[P.RunPlan, Path]:
-    """Every run option → ``(plan, run folder)``. Raises :class:`harness.plan.PlanError`."""
+               memory_budget, workloads_dir=None, ort_dist=None, reach: dict | None = None,
+               gc_checkpoints: int = 0) -> tuple[P.RunPlan, Path]:
+    """Every run option → ``(plan, run folder)``; ``reach``: the remote-browser and serving
+    options (webdriver_url, capabilities, connect, cdp_url, public_url, host, port, https, cert,
+    key). Raises :class:`harness.plan.PlanError`."""
+    reach = reach or {}
     P.check_range(tokens, 1, 100_000, "--tokens")
     P.check_range(repeat, 1, 1000, "--repeat")
     P.check_range(memory_interval_ms, 10, 3_600_000, "--memory-interval-ms")
@@ -54,9 +60,15 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
     budget_bytes = P.parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
     if budget_bytes is not None and budget_bytes < 1 << 20:
         raise P.PlanError(f"--memory-budget {memory_budget!r} is under 1 MiB; give e.g. 2048MB")
-    run_dir = P.check_new_run_dir(output or timestamped(RUNS_DIR))
-    wls, variants, profiles = P.resolve_workloads(workload, variant, profile)
-    browsers = P.resolve_browsers(browser, browser_path)
+    run_dir = P.check_new_run_dir(output or timestamped(runs_dir()))
+    wls, variants, profiles = P.resolve_workloads(workload, variant, profile, workloads_dir)
+    port, tls_files = reach_plan.check_serving(reach.get("host") or "127.0.0.1", reach.get("port"), reach.get("public_url"),
+                                               bool(reach.get("https")), reach.get("cert"), reach.get("key"))
+    browsers, remote = reach_plan.resolve_remote(
+        browsers=browser, webdriver_url=reach.get("webdriver_url"), capabilities=reach.get("capabilities"),
+        connect=reach.get("connect"), cdp_url=reach.get("cdp_url"), headed=headed,
+        browser_args=list(browser_arg or []), browser_path=browser_path, https=bool(reach.get("https")))
+    browsers = browsers or P.resolve_browsers(browser, browser_path)
     raw = P.parse_key_values(param, "--param")
     single, sweeps = P.resolve_sweeps(raw, wls, profiles)
     recorded = {k: P.guess_scalar(v) for k, v in single.items()}  # NaN/infinity are never a value
@@ -65,7 +77,8 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
     for wl in wls:
         for point in P.sweep_points(sweeps.get(wl.name, {})):
             P.check_kv_capacity([wl], profiles, tokens, {wl.name: {**workload_params.get(wl.name, {}), **point}})
-    extra_roots = P.engine_params(wls, profiles, workload_params, model, ort_version)
+    extra_roots = P.engine_params(wls, profiles, workload_params, model, ort_version, ort_dist)
+    extra_roots.update(served_roots(wls))  # --workloads-dir workloads at /workloads/<name>/
     emulation = P.emulation_options(emulation_option, {"bytesPerStage": emulation_bytes_per_stage,
                                                        "pageBytes": emulation_page_bytes})
     plan = P.RunPlan(browsers=browsers, workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
@@ -75,8 +88,24 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
                      step_timeout_s=step_timeout_s, probes=not no_probes,
                      browser_args=list(browser_arg or []), without_browser_args=list(without_flag or []),
                      webgpu=webgpu, memory_budget_bytes=budget_bytes, emulation_options=emulation,
-                     gc_checkpoints=gc_checkpoints, sweeps=sweeps)
+                     gc_checkpoints=gc_checkpoints, sweeps=sweeps,
+                     remote=remote, host=reach.get("host") or "127.0.0.1", port=port,
+                     public_url=(reach.get("public_url") or "").rstrip("/") or None,
+                     https=bool(reach.get("https")), tls_files=tls_files)
     return plan, run_dir
+
+
+def ensure_tls(plan: P.RunPlan) -> None:
+    """Under ``--https`` without ``--cert``: the cached certificate for the bound host and the
+    public URL's (harness/serve/tls.py), made on first use."""
+    if plan.https and plan.tls_files is None:
+        from urllib.parse import urlsplit
+
+        from harness.serve import tls
+
+        extra = [urlsplit(plan.public_url).hostname] if plan.public_url else []
+        certs = tls.ensure(tls.names_for(plan.host, extra))
+        plan.tls_files = (certs.cert, certs.key)
 
 
 def cell_label(cell) -> str:
@@ -187,7 +216,7 @@ def run(
     variant: Optional[List[str]] = typer.Option(None, "--variant", "-v", help="Variant(s) of the workload. Default: the manifest's default variants (decode-loop: fresh, reuse)."),
     profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Model profile from the workload's manifest. Default: the manifest's default profile."),
     tokens: int = typer.Option(64, "--tokens", "-n", help="Tokens (steps) to run per cell."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. Default: reports/runs/<timestamp>/."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. Default: <timestamp>/ under $WEBGPU_HARNESS_RUNS, else a clone's reports/runs/, else ./webgpu-harness-runs/."),
     headed: bool = typer.Option(False, "--headed", help="Show the browser window (needs a display)."),
     browser_path: Optional[str] = typer.Option(None, "--browser-path", help="Browser executable to launch instead of the one found."),
     seed: int = typer.Option(1, "--seed", help="Seed of the workload's random weights."),
@@ -203,14 +232,27 @@ def run(
     emulation_page_bytes: Optional[int] = typer.Option(None, "--emulation-page-bytes", help="Emulated WebGPU: round each stage's argument buffer up to this (0: no rounding; default: the emulation's, 16 KiB)."),
     emulation_option: Optional[List[str]] = typer.Option(None, "--emulation-option", help="Emulated WebGPU: another installEmulatedWebGPU option KEY=VALUE (repeatable), e.g. reportCostToJs=true, retainWrappersUntilDone=true, completion=microtask. See web/emulation/webgpu-emulated.js."),
     model: Optional[Path] = typer.Option(None, "--model", help="ort-decode: a local ONNX decoder (Transformers.js / onnxruntime-genai layout); ort-run: any local ONNX model. External data beside it. Instead of the built-in fixtures."),
-    ort_version: Optional[str] = typer.Option(None, "--ort-version", help="ort-decode, ort-run: onnxruntime-web version to load from node_modules/ (default: the pinned 1.31.0-dev.20260914-8d85527a0)."),
+    ort_version: Optional[str] = typer.Option(None, "--ort-version", help="ort-decode, ort-run: onnxruntime-web version to load from ./node_modules, a clone's node_modules or the per-user cache of `webgpu-harness setup` (default: the pinned 1.31.0-dev.20260914-8d85527a0)."),
+    ort_dist: Optional[Path] = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder (e.g. a local build's js/web/dist) or the package folder holding it, instead of an installed one."),
+    workloads_dir: Optional[List[Path]] = typer.Option(None, "--workloads-dir", help="A folder of your own workloads (one per subfolder, or one workload itself; manifest contract: workloads/README.md), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS (os.pathsep-separated)."),
     memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the token at which the content process (RSS + modeled native bytes) would exceed it (iOS killed the page at 2,048 MB in the field report). Default off."),
     gc_checkpoints: int = typer.Option(0, "--gc-checkpoints", help="Force a full garbage collection in the worker every N tokens where the browser allows (Chromium: DevTools HeapProfiler.collectGarbage) and record what survives; 0 = never."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh') or a .toml file of them (repeatable); exit 1 when one fails. Grammar: README, Budgets."),
     auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="Stop --auto-sample after this long: minutes (default 3), or e.g. 90s."),
+    webdriver_url: Optional[str] = typer.Option(None, "--webdriver-url", help="Drive browsers through this W3C WebDriver endpoint (Selenium Grid 4, Appium, a device farm, chromedriver, a safaridriver on another Mac) instead of launching them."),
+    capabilities: Optional[List[Path]] = typer.Option(None, "--capabilities", help="--webdriver-url: a JSON file of W3C capabilities, one browser each (repeatable); \"webgpu-harness:label\" names its cells."),
+    connect: Optional[str] = typer.Option(None, "--connect", help="Drive the browser of a Playwright server (ws://HOST:PORT/, `playwright run-server --unsafe`)."),
+    cdp_url: Optional[str] = typer.Option(None, "--cdp-url", help="Drive a running Chromium through its DevTools endpoint (http://HOST:PORT, --remote-debugging-port)."),
+    public_url: Optional[str] = typer.Option(None, "--public-url", help="Base URL a remote browser reaches the harness at (http(s)://HOST[:PORT]); its port is the one bound."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address the harness's server binds (0.0.0.0 for browsers on other machines)."),
+    port: Optional[int] = typer.Option(None, "--port", help="Port the harness's server binds (default: --public-url's, else a free one)."),
+    https: bool = typer.Option(False, "--https", help="Serve the pages over https (a generated certificate, or --cert/--key): remote browsers then get a secure context."),
+    cert: Optional[Path] = typer.Option(None, "--cert", help="--https: PEM certificate."),
+    key: Optional[Path] = typer.Option(None, "--key", help="--https: PEM private key of --cert."),
 ):
     """Run workloads in browsers, record every sample, write tables, statistics and an HTML report."""
+    require_measure_extra()
     from harness.verdicts import budgets as B
 
     with bad_input():
@@ -223,8 +265,15 @@ def run(
             browser_arg=browser_arg, without_flag=without_flag, webgpu=webgpu,
             emulation_bytes_per_stage=emulation_bytes_per_stage, emulation_page_bytes=emulation_page_bytes,
             emulation_option=emulation_option, model=model, ort_version=ort_version, memory_budget=memory_budget,
+            workloads_dir=workloads_dir, ort_dist=ort_dist,
+            reach=dict(webdriver_url=webdriver_url, capabilities=capabilities, connect=connect,
+                       cdp_url=cdp_url, public_url=public_url, host=host, port=port, https=https,
+                       cert=cert, key=key),
             gc_checkpoints=gc_checkpoints)
         B.check_references(budgets, plan.workloads)
+    if plan.public_url and (warning := reach_plan.insecure_context_warning([plan.public_url])):
+        err.print(f"warning: {warning}", highlight=False, markup=False)
+    ensure_tls(plan)
     try:
         cells = execute(plan, run_dir, sampler)
     except KeyboardInterrupt:

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.drive.base import BrowserNotFound, BrowserSession, Located
-from harness.drive.registry import BROWSERS
+from harness.drive.registry import driver_for
 from harness.plan import Cell, RunPlan
+from harness.probe import process_memory
 from harness.probe.base import ProbeContext
 from harness.probe.registry import PROBES
-from harness.serve.app import DEFAULT_ROOTS, ServerThread, create_app
+from harness.serve.app import ServerThread, create_app, default_roots
+from harness.serve.urls import runner_url
 from harness.store import environment
 from harness.store.store import SampleStore
 from harness.workloads import Workload
@@ -34,6 +36,27 @@ def version_from_user_agent(ua: str) -> str:
         m = re.search(pattern, ua or "")
         if m:
             return m.group(1)
+    return ""
+
+
+def platform_from_user_agent(ua: str) -> str:
+    """Where a browser we did not launch runs, from its user agent: ``iOS 18.2 (iPhone)``,
+    ``iPadOS 17.0 (iPad)``, ``Android 14 (Pixel 8)``, ``macOS``, ``Windows``, ``ChromeOS``,
+    ``Linux``; "" if none. (macOS's version in user agents is frozen at 10.15.7, and iPadOS
+    Safari asks for desktop sites by default, reporting macOS: both are left as ``macOS``.)"""
+    import re
+
+    ua = ua or ""
+    m = re.search(r"\((iPhone|iPad|iPod)[^)]*? OS (\d+(?:_\d+)*)", ua)
+    if m:
+        return f"{'iPadOS' if m.group(1) == 'iPad' else 'iOS'} {m.group(2).replace('_', '.')} ({m.group(1)})"
+    m = re.search(r"Android (\d+(?:\.\d+)*)(?:; ([^;)]+))?", ua)
+    if m:
+        model = (m.group(2) or "").strip()
+        return f"Android {m.group(1)}" + (f" ({model})" if model and model != "K" else "")
+    for key, name in (("Macintosh", "macOS"), ("Windows", "Windows"), ("CrOS", "ChromeOS"), ("Linux", "Linux")):
+        if key in ua:
+            return name
     return ""
 
 
@@ -80,6 +103,8 @@ class Runner:
         self.workloads = {w.name: w for w in plan.workloads}
         self.manifest: dict[str, Any] = {**environment.describe(), "argv": argv or [],
                                          "parameters": plan.parameters(), "browsers": {}, "cells": []}
+        #: (certificate, key) the server uses under --https (set by the command before run())
+        self.tls = plan.tls_files
 
     def write_manifest(self) -> None:
         self.manifest["cells"] = [asdict(c) for c in self.cells]
@@ -93,11 +118,12 @@ class Runner:
         for cell in pending:
             self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan))
         self.write_manifest()
-        app = create_app(self.store, {**DEFAULT_ROOTS, **self.plan.extra_roots})
+        app = create_app(self.store, {**default_roots(), **self.plan.extra_roots})
         try:
-            with ServerThread(app) as server:
+            with ServerThread(app, host=self.plan.host, port=self.plan.port, tls=self.tls) as server:
+                base = self.plan.public_url or server.url  # --public-url: where a remote browser reaches us
                 for browser in self.plan.browsers:
-                    self._run_browser(browser, [c for c in pending if c.browser == browser], server.url)
+                    self._run_browser(browser, [c for c in pending if c.browser == browser], base)
         except KeyboardInterrupt:
             self.mark_unfinished("interrupted (Ctrl-C or SIGTERM) before this cell finished")
             raise
@@ -129,7 +155,7 @@ class Runner:
         return new
 
     def _run_browser(self, browser: str, cells: list[Cell], base_url: str) -> None:
-        driver = BROWSERS[browser]()
+        driver = driver_for(browser, self.plan.remote)
         try:
             located = driver.locate(self.plan.browser_path)
         except BrowserNotFound as exc:
@@ -140,6 +166,7 @@ class Runner:
         session: BrowserSession | None = None
         try:
             for cell in cells:
+                cell.driver, cell.endpoint = located.driver, located.endpoint
                 if session is None or session.dead():
                     if session is not None:
                         session.close()
@@ -149,6 +176,8 @@ class Runner:
                         session = None
                         continue
                     self.manifest["browsers"][browser]["version"] = session.version
+                    if self.plan.https and hasattr(session, "context_options"):
+                        session.context_options["ignore_https_errors"] = True  # our own certificate
                 self._run_cell(session, cell, base_url)
                 if cell.status == "failed" and cell.reason.startswith("could not open the runner page"):
                     # the browser lives but cannot load pages (e.g. its network process died):
@@ -177,10 +206,11 @@ class Runner:
         cell.browser_version = session.version
         self.progress("start", cell, {})
         try:
-            session.open(f"{base_url}/web/runner.html?cell={cell.cell}")
+            session.open(runner_url(base_url, cell.cell))
         except Exception as exc:
             self._finish(cell, "failed", f"could not open the runner page: {str(exc).splitlines()[0]}")
             return
+        cell.platform, cell.memory = session.platform, process_memory.describe(session)
         ctx = ProbeContext(self.store, cell.cell, session, self.plan)
         probes = [P(ctx) for P in PROBES if P.enabled(self.plan)]
         started = []
@@ -234,6 +264,8 @@ class Runner:
         cell.webgpu = env.get("webgpu", "")
         if not cell.browser_version:  # serve: a browser we did not launch; its user agent says what it is
             cell.browser_version = version_from_user_agent(env.get("user_agent", ""))
+        if not cell.platform and (cell.endpoint or cell.driver == "manual"):  # remote or by hand: where it ran
+            cell.platform = platform_from_user_agent(env.get("user_agent", ""))
 
     def _finish(self, cell: Cell, status: str, reason: str) -> None:
         self.record_env(cell, self.store.cells[cell.cell].env)

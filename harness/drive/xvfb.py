@@ -50,8 +50,17 @@ class Xvfb:
                                      pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(write_fd)
         try:
-            ready, _, _ = select.select([read_fd], [], [], self.timeout_s)
-            reported = os.read(read_fd, 64).decode().strip() if ready else ""
+            # Xvfb writes the number and then "\n" in a second write: closing the pipe before the
+            # newline arrives makes that write fail, and Xvfb exits ("Cannot write display number
+            # to fd", status 1). Read up to the newline.
+            got = b""
+            while not got.endswith(b"\n"):
+                ready, _, _ = select.select([read_fd], [], [], self.timeout_s)
+                chunk = os.read(read_fd, 64) if ready else b""
+                if not chunk:
+                    break
+                got += chunk
+            reported = got.decode().strip()
         finally:
             os.close(read_fd)
         if not reported:

@@ -8,7 +8,8 @@ Every response carries ``Cross-Origin-Opener-Policy: same-origin`` and
 
 Routes:
   GET  /                          index of registered cells (for ``webgpu-harness serve``)
-  GET  /web/..., /workloads/..., /node_modules/...   static files (404 outside those roots)
+  GET  /web/..., /workloads/..., /node_modules/<name>/..., /ort/<version>/...   static files
+                                  (404 outside those roots)
   GET  /api/cells/{cell}          the cell's configuration, read by the worker bootstrap
   POST /api/cells/{cell}/samples  a :class:`harness.serve.samples.SampleBatch`; 413 over
                                   ``MAX_BODY_BYTES``, 422 if malformed, 404 unknown cell
@@ -29,7 +30,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 
-from harness import REPO_ROOT
+from harness import locations, npm
 from harness.serve.samples import MAX_BODY_BYTES, SampleBatch
 from harness.store.store import SampleStore
 
@@ -45,16 +46,22 @@ ISOLATION_HEADERS = {
     "Cache-Control": "no-store",
 }
 
-#: URL prefix → folder served under it.
+#: URL prefix → folder served under it: the harness's own files (harness/locations.py).
 DEFAULT_ROOTS = {
-    "web": REPO_ROOT / "web",
-    "workloads": REPO_ROOT / "workloads",
-    "node_modules": REPO_ROOT / "node_modules",
+    "web": locations.web_dir(),
+    "workloads": locations.workloads_dir(),
 }
 
 
+def default_roots() -> dict[str, Path]:
+    """:data:`DEFAULT_ROOTS` and ``node_modules/<name>`` for each pinned npm package found
+    (harness/npm.py: ./node_modules, a clone's, the per-user cache)."""
+    return {**DEFAULT_ROOTS, **npm.served_roots()}
+
+
 def create_app(store: SampleStore, roots: dict[str, Path] | None = None) -> FastAPI:
-    """Build the app around ``store``. ``roots`` maps URL prefixes to folders."""
+    """Build the app around ``store``. ``roots`` maps URL prefixes to folders (default:
+    :func:`default_roots`)."""
     app = FastAPI(title="webgpu-harness", docs_url=None, redoc_url=None)
 
     @app.middleware("http")
@@ -103,7 +110,8 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None) -> Fast
         seq = store.append(cell, [s.model_dump(exclude_none=False) for s in batch.samples])
         return {"seq": seq}
 
-    for prefix, folder in (roots or DEFAULT_ROOTS).items():
+    # longest prefix first: a user workload's workloads/<name> before the built-in workloads/
+    for prefix, folder in sorted((roots or default_roots()).items(), key=lambda kv: -len(kv[0])):
         if Path(folder).is_dir():
             app.mount(f"/{prefix}", StaticFiles(directory=folder, follow_symlink=False), name=prefix)
     return app
@@ -111,7 +119,7 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None) -> Fast
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that was free a moment ago on ``host``."""
-    with socket.socket() as s:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
 
@@ -122,18 +130,25 @@ class ServerThread:
     Raises ``RuntimeError`` if the server does not start within ``timeout_s``.
     """
 
-    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 10):
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 10,
+                 tls: tuple[Path, Path] | None = None):
+        """``tls``: (certificate, private key) PEM files to serve https (harness/serve/tls.py)."""
         self.host = host
         self.port = port or free_port(host)
         self.timeout_s = timeout_s
+        self.scheme = "https" if tls else "http"
+        ssl = {"ssl_certfile": str(tls[0]), "ssl_keyfile": str(tls[1])} if tls else {}
         config = uvicorn.Config(app, host=host, port=self.port, log_level="warning",
-                                access_log=False, lifespan="off")
+                                access_log=False, lifespan="off", **ssl)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="harness-server", daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        """Base URL for a browser on this machine (loopback when bound to every interface)."""
+        from harness.serve.urls import local_base
+
+        return local_base(self.scheme, self.host, self.port)
 
     def __enter__(self) -> "ServerThread":
         self.thread.start()

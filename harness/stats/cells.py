@@ -169,7 +169,9 @@ def rss_rounds(cell: CellData) -> pd.DataFrame:
     mem = cell.memory
     if not len(mem):
         return pd.DataFrame()
-    return _memory_rounds(mem[(mem["source"] == "psutil") & mem["rss_bytes"].notna() & (mem["rss_bytes"] > 0)])
+    # psutil samples, and on macOS footprint samples (which carry RSS too)
+    return _memory_rounds(mem[mem["source"].isin(("psutil", "footprint")) & mem["rss_bytes"].notna()
+                              & (mem["rss_bytes"] > 0)])
 
 
 def cell_value(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> float | None:

@@ -320,7 +320,7 @@ def available_metrics(cells: list[CellData]) -> list[str]:
     names += [m for m, (col, _, _) in CELL_STEP_METRICS.items() if has(col)]
     names += [m for m, (col, _) in STEP_SLOPES.items() if has(col)]
     ptypes = sorted({str(p) for cd in cells if len(cd.memory)
-                     for p in cd.memory.loc[cd.memory["source"] == "psutil", "process_type"].dropna().unique()})
+                     for p in cd.memory.loc[cd.memory["source"].isin(("psutil", "footprint")), "process_type"].dropna().unique()})
     names += [f"peak_rss_bytes_{p}" for p in ptypes] + [f"rss_growth_bytes_per_token_{p}" for p in ptypes]
     if ptypes:
         names += ["peak_rss_bytes_all", "rss_growth_bytes_per_token_all"]

@@ -130,17 +130,3 @@ def test_bad_param_is_one_line_exit_2_before_any_browser(tmp_path):
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "dispatches_per_token '-5' is not valid (int 1..100000)" in lines[0]
     assert not (tmp_path / "r").exists()
-
-
-def test_classify_rules():
-    from harness.stats.workloads.gc_retention import classify
-
-    def conf(live_max, late, ratio):
-        return {"mean": {"live_max": live_max, "events_late": late}, "ratio": ratio}
-
-    base = conf(10_000, 5, 1.0)
-    assert classify(conf(25_000, 3, 2.5), base)[0] == "more"
-    assert classify(conf(4_000, 9, 0.4), base)[0] == "less"
-    assert classify(conf(18_000, 0, 1.8), base)[0] == "more"  # no collection in the second half
-    assert classify(conf(12_000, 4, 1.2), base)[0] == "none"
-    assert classify(conf(12_000, 4, None), None)[0] == "n/a"
