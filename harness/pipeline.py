@@ -39,8 +39,8 @@ from harness.verdicts import ci_files
 from harness.verdicts.compare import Comparison, compare
 
 #: Files :func:`write` produces for a run folder, in the order they are written.
-RUN_FILES = ("summary.csv", "steps.csv", "memory.csv", "stats.json", "differences.csv", "stats.csv", "junit.xml",
-             "summary.md", "report.html")
+RUN_FILES = ("summary.csv", "steps.csv", "memory.csv", "stats.json", "differences.csv", "stats.csv",
+             "memory_series.csv", "junit.xml", "summary.md", "report.html")
 #: Files :func:`write` produces for a comparison.
 COMPARE_FILES = ("compare.json", "stats.json", "differences.csv", "junit.xml", "summary.md", "compare.html")
 
@@ -158,6 +158,7 @@ def write(analysis: Analysis) -> dict[str, Path]:
                                   extra={"auto_sample": analysis.tables.manifest.get("auto_sample"),
                                          "findings": [f.to_dict() for f in analysis.findings]}):
         paths[p.name] = p
+    paths["memory_series.csv"] = ci_files.write_memory_series(out, (analysis.workloads.get("memory") or {}).get("rows", []))
     paths["junit.xml"] = ci_files.junit_xml(analysis.budgets, out / "junit.xml")
     paths["summary.md"] = ci_files.write_markdown(
         ci_files.markdown("webgpu-harness run", analysis.stats, analysis.stats.differences, analysis.budgets,

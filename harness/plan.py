@@ -4,8 +4,9 @@ Flags and config become one :class:`RunPlan` here (tachometer's habit: one fully
 config before a browser starts). Every check raises :class:`PlanError` with one line naming
 what is wrong and the valid choices; only ``harness/cli/`` turns it into exit status 2.
 
-A *cell* (:class:`Cell`) is browser × workload × variant × profile × repetition; the plan lists
-them in round-robin order (:meth:`RunPlan.cells`).
+A *cell* (:class:`Cell`) is browser × workload × variant × profile × sweep point ×
+repetition; the plan lists them in round-robin order (:meth:`RunPlan.cells`). The module is a
+little over 400 lines: every option's validation is here on purpose, in one place.
 """
 
 from __future__ import annotations
@@ -37,10 +38,6 @@ DEFAULT_MEMORY_INTERVAL_S = 0.25
 #: Metal limits on A14+ GPUs (internals.js, HardwareCapabilities.mm), which onnxruntime-web's
 #: kernels need (9+ storage buffers per stage).
 EMULATION_DEFAULTS: dict[str, Any] = {"limits": "webkit-apple7"}
-#: installEmulatedWebGPU options settable with --emulation-option (web/emulation/webgpu-emulated.js).
-EMULATION_OPTIONS = ("bytesPerStage", "pageBytes", "reportCostToJs", "retainWrappersUntilDone", "completion",
-                     "contents", "limits", "logUncapturedErrors", "argumentBytes", "memoryBudgetBytes",
-                     "atMemoryBudget", "encoderRetainsBindGroups", "bufferRecordsEncoders", "encoderRecordBytes")
 
 _UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
 
@@ -93,15 +90,16 @@ def guess_scalar(text: str) -> Any:
 
 
 def emulation_options(values: Iterable[str] | None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``--emulation-option KEY=VALUE`` items (plus ``overrides``) over :data:`EMULATION_DEFAULTS`.
-    Raises :class:`PlanError` on an unknown key (naming the valid ones)."""
-    out = dict(EMULATION_DEFAULTS)
-    for key, value in parse_key_values(values, "--emulation-option").items():
-        if key not in EMULATION_OPTIONS:
-            raise PlanError(f"unknown --emulation-option {key!r} (valid: {', '.join(EMULATION_OPTIONS)})")
-        out[key] = guess_scalar(value)
-    out.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return out
+    """``--emulation-option`` items (plus ``overrides``) over :data:`EMULATION_DEFAULTS`, each
+    validated against its declaration (harness/emulation.py: types, presets, limit names, the
+    object forms ``limits.NAME=N``, ``argumentBytes.KIND=N``, ``completion.delayMs=N``).
+    Raises :class:`PlanError` naming the valid keys or values."""
+    from harness.emulation import EmulationOptionError, resolve
+
+    try:
+        return resolve(values, EMULATION_DEFAULTS, overrides)
+    except EmulationOptionError as exc:
+        raise PlanError(str(exc)) from None
 
 
 def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | None, profile: str | None,
@@ -179,6 +177,49 @@ def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str,
             names = ", ".join(w.name for w in wls)
             raise PlanError(f"unknown --param {key!r} for {names} (valid: {', '.join(valid) or 'none'})")
     return out
+
+
+#: Declared parameter types whose ``--param KEY=A,B,C`` is a sweep (a matrix axis). A ``list``
+#: parameter's commas separate its items and a ``string``'s are part of it: never a sweep.
+SWEEPABLE_TYPES = ("int", "number", "bool", "enum")
+
+
+def resolve_sweeps(raw: dict[str, str], wls: list[Workload], profiles: dict[str, str | None]
+                   ) -> tuple[dict[str, str], dict[str, dict[str, list[Any]]]]:
+    """Split ``--param KEY=A,B,C`` sweeps from single values: ``(the other params, {workload:
+    {key: [typed values]}})``. A key is swept when its value has a comma and every selected
+    workload that declares it declares it ``int``, ``number``, ``bool`` or ``enum`` (or it is a
+    profile dimension). Each value is validated like a single one (:func:`resolve_params`);
+    a value given twice is an error. Raises :class:`PlanError`."""
+    single: dict[str, str] = {}
+    sweeps: dict[str, dict[str, list[Any]]] = {wl.name: {} for wl in wls}
+    for key, text in raw.items():
+        items = [x.strip() for x in text.split(",")]
+        declared = [wl.parameters[key] for wl in wls if key in wl.parameters]
+        dims = any(key in wl.profiles.get(profiles.get(wl.name) or "", {}) for wl in wls)
+        if "," not in text or not (declared or dims) or any(p.type not in SWEEPABLE_TYPES for p in declared):
+            single[key] = text
+            continue
+        if any(not x for x in items) or len(set(items)) != len(items):
+            raise PlanError(f"--param {key}={text!r}: a sweep needs distinct values separated by commas, none empty")
+        for x in items:
+            for name, v in resolve_params({key: x}, wls, profiles).items():
+                if key in v:
+                    sweeps[name].setdefault(key, []).append(v[key])
+    return single, {k: v for k, v in sweeps.items() if v}
+
+
+def sweep_points(sweeps: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every combination of a workload's swept values, in the order given (``[{}]`` without a sweep)."""
+    points: list[dict[str, Any]] = [{}]
+    for key, values in sweeps.items():
+        points = [{**p, key: v} for p in points for v in values]
+    return points
+
+
+def sweep_label(point: dict[str, Any]) -> str:
+    """``max_pending_dispatches=16,graph=fused``: a sweep point as text (group labels)."""
+    return ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in point.items())
 
 
 def check_kv_capacity(wls: list[Workload], profiles: dict[str, str | None], tokens: int,
@@ -308,6 +349,8 @@ class Cell:
     webgpu: str = ""
     status: str = "pending"
     reason: str = ""
+    #: the swept parameters' values of this cell (``--param KEY=A,B,C``; empty without a sweep)
+    sweep: dict[str, Any] = field(default_factory=dict)
     #: provenance: how the browser was driven (``playwright``, ``selenium-webkitgtk``, ``webdriver-remote``,
     #: ``playwright-remote``, ``cdp-remote``, ``manual``), the endpoint it was reached at, the platform it
     #: reported, and what per-process memory could be measured (harness/probe/process_memory.py ``describe``)
@@ -348,6 +391,11 @@ class RunPlan:
     emulation_options: dict[str, Any] = field(default_factory=lambda: dict(EMULATION_DEFAULTS))
     #: bytes; marks the token at which the content process would exceed it (iOS jetsam)
     memory_budget_bytes: int | None = None
+    #: force a full collection in the worker every N tokens where the driver can (0 = never;
+    #: harness/probe/gc_checkpoints.py)
+    gc_checkpoints: int = 0
+    #: workload → swept parameter → typed values (:func:`resolve_sweeps`): a matrix axis like variants
+    sweeps: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
     #: browsers behind an endpoint: label → harness.drive.remote.RemoteTarget (empty: launched here)
     remote: dict[str, Any] = field(default_factory=dict)
     #: where the harness's server binds (loopback unless asked), and the base URL browsers are sent to
@@ -366,14 +414,18 @@ class RunPlan:
                 for c in self.repetition_cells(browser, rep)]
 
     def repetition_cells(self, browser: str, rep: int) -> list[Cell]:
-        """Repetition ``rep`` of every workload × variant of ``browser``."""
+        """Repetition ``rep`` of every workload × variant × sweep point of ``browser`` (a swept
+        value is part of the cell id: ``….tiny.max_pending_dispatches-16.r0``)."""
         out = []
         for wl in self.workloads:
             for variant in self.variants[wl.name]:
-                profile = self.profiles.get(wl.name)
-                cid = f"{browser}.{wl.name}.{variant}.{profile or 'default'}.r{rep}"
-                out.append(Cell(cid, browser, wl.name, variant, profile, self.tokens, rep, self.seed,
-                                {**wl.defaults(), **self.workload_params.get(wl.name, {})}))
+                for point in sweep_points(self.sweeps.get(wl.name, {})):
+                    profile = self.profiles.get(wl.name)
+                    axis = "".join(f".{k}-{str(v).lower() if isinstance(v, bool) else v}" for k, v in point.items())
+                    cid = f"{browser}.{wl.name}.{variant}.{profile or 'default'}{axis}.r{rep}"
+                    out.append(Cell(cid, browser, wl.name, variant, profile, self.tokens, rep, self.seed,
+                                    {**wl.defaults(), **self.workload_params.get(wl.name, {}), **point},
+                                    sweep=dict(point)))
         return out
 
     def parameters(self) -> dict[str, Any]:
@@ -386,6 +438,7 @@ class RunPlan:
                 "without_browser_args": self.without_browser_args, "probes": self.probes, "webgpu": self.webgpu,
                 "emulation_options": self.emulation_options, "memory_budget_bytes": self.memory_budget_bytes,
                 "memory_interval_s": self.memory_interval_s, "step_timeout_s": self.step_timeout_s,
+                "gc_checkpoints": self.gc_checkpoints, "sweeps": self.sweeps,
                 **({"remote": {b: {"kind": t.kind, "url": t.url} for b, t in self.remote.items()}}
                    if self.remote else {}),
                 **({"public_url": self.public_url} if self.public_url else {}),

@@ -6,6 +6,7 @@ Columns are a stable interface (RESULTS.md). Per-token medians use tokens after 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,9 @@ CELL_KEYS = ["cell", "browser", "workload", "variant", "profile", "repetition"]
 STEP_COLUMNS = CELL_KEYS + ["step", "token", "logits_hash", "cpu_ms", "wall_ms", "received_s",
                             *COUNTER_COLUMNS.values(), *LIVE_COLUMNS, *EMULATION_COLUMNS]
 MEMORY_COLUMNS = ["cell", "source", "process_type", "pid", "rss_bytes", "uss_bytes", "js_heap_bytes",
-                  "time_s", "token", "footprint_bytes"]
+                  "time_s", "token", "footprint_bytes", "cpu_user_s", "cpu_system_s"]
+#: gc_checkpoint samples (--gc-checkpoints): one row per forced collection the harness asked for.
+GC_COLUMNS = ["cell", "token", "time_s", "done_token", "done_s", "forced", "reason"]
 #: Sources of per-process samples taken by the harness: psutil (RSS, USS) and, on macOS,
 #: footprint (RSS plus the physical footprint; harness/probe/footprint.py).
 PROCESS_SOURCES = ("psutil", "footprint")
@@ -42,7 +45,7 @@ SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "w
                    "tokens_identical", "median_ms_per_token", "median_cpu_ms_per_token", "steps_received",
                    "live_bind_groups_max", "modeled_native_bytes_max", "content_rss_bytes_max",
                    "memory_budget_bytes", "would_be_killed_at_token", "engine", "content_footprint_bytes_max",
-                   *PROVENANCE_COLUMNS]
+                   *PROVENANCE_COLUMNS, "js_heap_bytes_max", "js_heap"]
 
 
 @dataclass
@@ -57,6 +60,9 @@ class Tables:
     events: pd.DataFrame
     #: cell id → the ``result`` object of its ``done`` sample (workload-specific tables live here)
     results: dict[str, dict]
+    #: forced collections (``gc_checkpoint`` samples): :data:`GC_COLUMNS`; ``token`` is the last
+    #: step the harness had seen when it asked
+    gc: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=GC_COLUMNS))
 
 
 def _snake(name: str) -> str:
@@ -68,7 +74,7 @@ def build(run_dir: Path) -> Tables:
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
     cells = {c["cell"]: c for c in manifest.get("cells", [])}
-    step_rows, mem_rows, event_rows = [], [], []
+    step_rows, mem_rows, event_rows, gc_rows = [], [], [], []
     env: dict[str, dict] = {}
     results: dict[str, dict] = {}
     for s in read_samples(run_dir):
@@ -85,7 +91,12 @@ def build(run_dir: Path) -> Tables:
             row.update({f"extra_{_snake(k)}": v for k, v in (s.get("extra") or {}).items()})
             step_rows.append(row)
         elif kind in ("process_memory", "worker_heap"):
+            if kind == "process_memory" and not s.get("rss_bytes"):
+                continue  # RSS 0: an exiting or zombie process (older runs recorded them), not a sample
             mem_rows.append({"cell": keys["cell"], **{k: s.get(k) for k in MEMORY_COLUMNS if k != "cell"}})
+        elif kind == "gc_checkpoint":
+            gc_rows.append({"cell": keys["cell"], **{k: s.get(k) for k in GC_COLUMNS[1:-2]},
+                            "forced": bool(s.get("forced")), "reason": s.get("reason") or ""})
         elif kind == "uasm":
             mem_rows.append({"cell": keys["cell"], "source": "uasm", "process_type": "page", "pid": None,
                              "rss_bytes": None, "uss_bytes": None, "js_heap_bytes": s.get("bytes"),
@@ -110,6 +121,7 @@ def build(run_dir: Path) -> Tables:
     if len(steps):
         steps = steps.sort_values(["cell", "step"]).drop_duplicates(["cell", "step"], keep="last").reset_index(drop=True)
     memory = pd.DataFrame(mem_rows, columns=MEMORY_COLUMNS)
+    memory["pid"] = pd.array(memory["pid"], dtype="Int64")  # pids are integers (uasm/cdp rows: none)
     memory["footprint_bytes"] = pd.to_numeric(memory["footprint_bytes"])
     if len(memory):
         memory["token"] = memory.groupby("cell")["token"].ffill()
@@ -118,7 +130,7 @@ def build(run_dir: Path) -> Tables:
     summary["engine"] = [engine_label(results.get(c, {})) for c in summary["cell"]]
     budget = (manifest.get("parameters") or {}).get("memory_budget_bytes")
     _jetsam(summary, steps, memory, budget)
-    return Tables(summary, steps, memory, manifest, env, events, results)
+    return Tables(summary, steps, memory, manifest, env, events, results, pd.DataFrame(gc_rows, columns=GC_COLUMNS))
 
 
 def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dict) -> pd.DataFrame:
@@ -152,6 +164,8 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         row["content_rss_bytes_max"] = int(content["rss_bytes"].max()) if len(content) else None
         row["content_footprint_bytes_max"] = (int(content["footprint_bytes"].max())
                                               if len(content) and content["footprint_bytes"].notna().any() else None)
+        row.update(_heap_and_cpu(memory[memory["cell"] == c["cell"]]))
+        row.update(own_terms(c.get("workload"), s))
         rows.append(row)
     summary = pd.DataFrame(rows)
     for col in SUMMARY_COLUMNS:
@@ -159,7 +173,70 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
             summary[col] = pd.Series(dtype="object")
     summary["tokens_identical"] = _tokens_identical(summary, steps)
     peaks = sorted(c for c in summary.columns if c.startswith(("peak_rss_bytes_", "peak_footprint_bytes_")))
-    return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks]
+    cpu = sorted(c for c in summary.columns if c.startswith("cpu_s_"))
+    own = [c for c in summary.columns if c not in SUMMARY_COLUMNS and c != "machine" and c not in peaks + cpu]
+    return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks + cpu + own]
+
+
+#: What one step of each workload is (summary.csv ``step_unit``; default ``token``).
+STEP_UNITS = {"dispatch-overhead": "method × round", "ort-run": "session.run (create and release too)",
+              "upload": "upload", "lifecycle": "page load"}
+#: Dispatch-overhead methods in table order (workloads/dispatch-overhead/main.js configurations).
+DISPATCH_METHODS = ["single-op", "sequential", "batched-1", "batched-16", "batched-64", "batched-all", "one-pass",
+                    "phases"]
+
+
+def own_terms(workload: str | None, s: pd.DataFrame) -> dict:
+    """One cell's summary in its workload's own terms (summary.csv columns after the common ones):
+    ``step_unit``; dispatch-overhead: ``us_per_dispatch_<method>`` (mean over rounds after round 0)
+    and ``kernel_us_per_dispatch``; ort-run: ``runs``, ``median_ms_per_run`` (steady runs),
+    ``time_to_first_result_ms``; upload: ``uploads``, ``median_ms_per_upload``,
+    ``buffers_created_per_upload`` and ``median_ms_per_upload_<size bytes>``; lifecycle: ``page_loads``, ``median_ms_per_page_load``."""
+    out: dict = {"step_unit": STEP_UNITS.get(workload or "", "token")}
+    if not len(s):
+        return out
+    if workload == "dispatch-overhead" and "extra_config" in s:
+        m = s[s["extra_round"] >= 1] if "extra_round" in s and (s["extra_round"] >= 1).any() else s
+        if "extra_us_per_dispatch" in m:
+            per = m.dropna(subset=["extra_us_per_dispatch"]).groupby("extra_config")["extra_us_per_dispatch"].mean()
+            for cfg in [c for c in DISPATCH_METHODS if c in per.index] + sorted(c for c in per.index if c not in DISPATCH_METHODS):
+                out[f"us_per_dispatch_{cfg}"] = round(float(per[cfg]), 3)
+        if "extra_kernel_us_per_dispatch" in m and m["extra_kernel_us_per_dispatch"].notna().any():
+            out["kernel_us_per_dispatch"] = round(float(m["extra_kernel_us_per_dispatch"].mean()), 4)
+    elif workload == "ort-run" and "extra_phase" in s:
+        runs = s[s["extra_phase"].isin(["first-run", "steady"])]
+        steady = s[s["extra_phase"] == "steady"]["wall_ms"].dropna()
+        first = s[s["extra_phase"] == "first-run"]["wall_ms"].dropna()
+        out.update(runs=int(len(runs)), median_ms_per_run=float(steady.median()) if len(steady) else None,
+                   time_to_first_result_ms=float(first.iloc[0]) if len(first) else None)
+    elif workload == "upload":
+        out.update(uploads=int(len(s)), median_ms_per_upload=float(s["wall_ms"].median()),
+                   buffers_created_per_upload=float(s["create_buffer"].median()) if s["create_buffer"].notna().any() else None)
+        if "extra_size_bytes" in s:
+            for size, g in s.groupby("extra_size_bytes"):
+                out[f"median_ms_per_upload_{int(size)}"] = float(g["wall_ms"].median())
+    elif workload == "lifecycle":
+        out.update(page_loads=int(len(s)), median_ms_per_page_load=float(s["wall_ms"].median()))
+    return out
+
+
+def _heap_and_cpu(memory: pd.DataFrame) -> dict:
+    """One cell's ``js_heap_bytes_max`` and ``js_heap`` (``measured (CDP)``, or why it is not
+    available: never 0), and ``cpu_s_<process type>``: CPU seconds (user + system, psutil) the
+    cell's processes of that type used while sampled, summed over their pids."""
+    out: dict = {"js_heap_bytes_max": None, "js_heap": "not sampled"}
+    cdp = memory[(memory["source"] == "cdp") & memory["js_heap_bytes"].notna()]
+    if len(cdp):
+        out["js_heap_bytes_max"], out["js_heap"] = int(cdp["js_heap_bytes"].max()), "measured (CDP)"
+    elif (memory["source"] == "none").any():
+        out["js_heap"] = "not available"
+    m = memory[memory["source"].isin(PROCESS_SOURCES) & memory["cpu_user_s"].notna()]
+    if len(m):
+        used = (m["cpu_user_s"] + m["cpu_system_s"].fillna(0)).groupby([m["process_type"], m["pid"]]).agg(
+            lambda v: v.max() - v.min())
+        for ptype, v in used.groupby(level=0):
+            out[f"cpu_s_{ptype}"] = round(float(v.sum()), 3)
+    return out
 
 
 def process_type_totals(memory: pd.DataFrame) -> pd.DataFrame:

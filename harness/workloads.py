@@ -141,6 +141,23 @@ class Workload(BaseModel):
     default_profile: str | None = None
     parameters: dict[str, Parameter] = Field(default_factory=dict)
     _folder: Path | None = PrivateAttr(default=None)
+    #: steps a cell posts, as an expression over ``tokens`` and the parameters (:func:`count_steps`);
+    #: default one step per token
+    steps: str = "tokens"
+
+    @field_validator("steps")
+    @classmethod
+    def _steps_parse(cls, value):
+        count_steps(value, {"tokens": 1}, check_only=True)
+        return value
+
+    def expected_steps(self, params: dict[str, Any], tokens: int) -> int | None:
+        """Steps a cell of this workload posts with ``params`` and ``tokens`` (its progress bar's
+        total), None when the expression cannot be evaluated for these values."""
+        try:
+            return max(0, int(count_steps(self.steps, {**self.defaults(), **params, "tokens": tokens})))
+        except (ValueError, TypeError, ZeroDivisionError):
+            return None
 
     @field_validator("parameters", mode="before")
     @classmethod
@@ -169,6 +186,43 @@ class Workload(BaseModel):
     def defaults(self) -> dict[str, Any]:
         """Every declared parameter's default value (what a cell gets without ``--param``)."""
         return {k: p.default for k, p in self.parameters.items()}
+
+
+def count_steps(expr: str, names: dict[str, Any], check_only: bool = False) -> float:
+    """Evaluate a manifest's ``steps`` expression: numbers, names (``tokens`` and parameters),
+    ``+ - * //``, parentheses and the functions ``count(list)`` (items of a comma-separated
+    parameter), ``has(list, "item")`` (1 or 0), ``min``, ``max``. ``check_only``: validate the
+    syntax (names need not exist). Raises ``ValueError`` on anything else."""
+    import ast
+
+    funcs = {"count": lambda v: len([x for x in str(v).split(",") if x.strip()]),
+             "has": lambda v, item: int(item in [x.strip() for x in str(v).split(",")]), "min": min, "max": max}
+    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.FloorDiv: lambda a, b: a // b}
+
+    def ev(n):
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float, str)) and not isinstance(n.value, bool):
+            return n.value
+        if isinstance(n, ast.Name):
+            if check_only:
+                return 1
+            if n.id not in names:
+                raise ValueError(f"steps: unknown name {n.id!r}")
+            return names[n.id]
+        if isinstance(n, ast.BinOp) and type(n.op) in ops:
+            return ops[type(n.op)](ev(n.left), ev(n.right))
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in funcs and not n.keywords:
+            args = [ev(a) for a in n.args]
+            return 1 if check_only else funcs[n.func.id](*args)
+        raise ValueError(f"steps: {ast.dump(n)[:60]} is not allowed (numbers, names, + - * //, count, has, min, max)")
+
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"steps {expr!r}: {exc.msg}") from None
+    return ev(tree)
 
 
 def user_dirs(given: Iterable[str | Path] | None = None) -> tuple[Path, ...]:

@@ -52,6 +52,72 @@ def test_sizes_and_names():
         P.split_names([","], "--variant")
 
 
+def test_a_comma_separated_value_of_a_number_parameter_is_a_sweep_and_a_list_parameters_is_not():
+    dl, do = discover()["decode-loop"], discover()["dispatch-overhead"]
+    single, sweeps = P.resolve_sweeps({"max_pending_dispatches": "1,16,320", "verify": "true"}, [dl], {"decode-loop": "tiny"})
+    assert single == {"verify": "true"} and sweeps == {"decode-loop": {"max_pending_dispatches": [1, 16, 320]}}
+    # a list parameter's commas are its items: one configuration
+    single, sweeps = P.resolve_sweeps({"methods": "kernel,sequential"}, [do], {"dispatch-overhead": None})
+    assert single == {"methods": "kernel,sequential"} and sweeps == {}
+    with pytest.raises(P.PlanError, match="is not valid"):   # every value is validated
+        P.resolve_sweeps({"max_pending_dispatches": "1,zero"}, [dl], {"decode-loop": "tiny"})
+    with pytest.raises(P.PlanError, match="distinct values"):
+        P.resolve_sweeps({"max_pending_dispatches": "1,1"}, [dl], {"decode-loop": "tiny"})
+
+
+def test_a_sweep_is_a_matrix_axis_like_variants():
+    wl = discover()["decode-loop"]
+    plan = P.RunPlan(browsers=["chromium"], workloads=[wl], variants={wl.name: ["fresh", "reuse"]},
+                     profiles={wl.name: "tiny"}, sweeps={wl.name: {"max_pending_dispatches": [1, 16]}})
+    cells = plan.cells()
+    assert [c.cell for c in cells] == [
+        "chromium.decode-loop.fresh.tiny.max_pending_dispatches-1.r0", "chromium.decode-loop.fresh.tiny.max_pending_dispatches-16.r0",
+        "chromium.decode-loop.reuse.tiny.max_pending_dispatches-1.r0", "chromium.decode-loop.reuse.tiny.max_pending_dispatches-16.r0"]
+    assert [c.params["max_pending_dispatches"] for c in cells] == [1, 16, 1, 16]
+    assert cells[1].sweep == {"max_pending_dispatches": 16}
+    assert plan.parameters()["sweeps"] == {"decode-loop": {"max_pending_dispatches": [1, 16]}}
+
+
+@pytest.mark.parametrize("items, expected", [
+    (["limits=ios-2025"], {"limits": "ios-2025"}),
+    (["limits.maxBufferSize=1073741824"], {"limits": {"maxBufferSize": 1073741824}}),
+    (['limits={"maxStorageBuffersPerShaderStage": 10}'], {"limits": {"maxStorageBuffersPerShaderStage": 10}}),
+    (["completion.delayMs=2"], {"completion": {"delayMs": 2}}),
+    (["completion=microtask"], {"completion": "microtask"}),
+    (["argumentBytes.buffer=16"], {"argumentBytes": {"buffer": 16}}),
+    (["memoryBudgetBytes=1500000000", "atMemoryBudget=kill-page"], {"memoryBudgetBytes": 1500000000, "atMemoryBudget": "kill-page"}),
+    (["reportCostToJs=true"], {"reportCostToJs": True}),
+])
+def test_emulation_options_and_their_object_forms_are_typed(items, expected):
+    out = P.emulation_options(items)
+    assert {k: out[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize("items, words", [
+    (["limits=ios-2026"], "valid: spec-default, webkit-apple7, ios-2024, ios-2025"),
+    (["limits.maxBuferSize=3"], "unknown limit (valid: maxTextureDimension1D"),
+    (["completion=soon"], "valid: task, microtask, manual"),
+    (["atMemoryBudget=explode"], "one of lose-device, kill-page"),
+    (["memoryBudgetBytes=0"], "is not valid (int 1.."),
+    (["reportCostToJs=maybe"], "true or false"),
+    (["nope=1"], "unknown --emulation-option 'nope' (valid: bytesPerStage"),
+])
+def test_bad_emulation_options_name_the_valid_ones(items, words):
+    with pytest.raises(P.PlanError) as exc:
+        P.emulation_options(items)
+    assert words in str(exc.value)
+
+
+def test_progress_totals_count_each_workloads_own_steps():
+    wl = discover()
+    assert wl["decode-loop"].expected_steps({}, 64) == 64
+    # 64 rounds × (single-op, sequential, batched × 4 sizes, one-pass, phases, kernel)
+    assert wl["dispatch-overhead"].expected_steps({}, 64) == 576
+    assert wl["dispatch-overhead"].expected_steps({"methods": "kernel"}, 3) == 3
+    assert wl["ort-run"].expected_steps({"sessions": 3}, 4) == 3 * (4 + 2)        # create, runs, release
+    assert wl["upload"].expected_steps({"sizes": "16,32"}, 5) == 10                 # rounds × sizes
+
+
 def test_variants_apply_to_the_workloads_that_have_them():
     wls, variants, _ = P.resolve_workloads(["decode-loop,gc-retention"], ["fresh,minimal"], None)
     assert variants == {"decode-loop": ["fresh"], "gc-retention": ["minimal"]}

@@ -79,30 +79,82 @@ def timestamped(base: Path, suffix: str = "") -> Path:
     return base / (datetime.now().strftime("%Y%m%d-%H%M%S") + suffix)
 
 
-def print_summary(analysis) -> None:
-    """The per-cell summary table (summary.csv's headline columns) and where numbers came from."""
+#: Console columns per workload (summary.csv column → header); workloads not listed use TOKEN_HEADS.
+TOKEN_HEADS = {"bind_groups_per_token": "bind groups/tok", "dispatches_per_token": "dispatches/tok",
+               "submits_per_token": "submits/tok", "live_bind_groups_end": "live bind groups",
+               "median_ms_per_token": "ms/tok", "tokens_identical": "same tokens"}
+WORKLOAD_HEADS = {
+    "dispatch-overhead": None,  # one column per method present: us_per_dispatch_<method> (µs per dispatch)
+    "ort-run": {"runs": "runs", "median_ms_per_run": "ms/run (steady)", "time_to_first_result_ms": "first result ms",
+                "bind_groups_per_token": "bind groups/step", "live_bind_groups_end": "live bind groups"},
+    "upload": {"uploads": "uploads", "median_ms_per_upload": "ms/upload", "buffers_created_per_upload": "buffers/upload"},
+    "lifecycle": {"page_loads": "page loads", "median_ms_per_page_load": "ms/page load",
+                  "content_rss_bytes_max": "content RSS max (MiB)"},
+}
+
+
+def row_label(r) -> str:
+    """``chromium decode-loop/fresh [tiny]``: a summary row as the console names it (no
+    ``[None]`` for a workload without profiles; the sweep point of a swept cell)."""
     import pandas as pd
 
+    profile = r.get("profile")
+    prof = f" [{profile}]" if isinstance(profile, str) and profile and profile != "None" else ""
+    sweep = f" {r['sweep']}" if isinstance(r.get("sweep"), str) and r.get("sweep") else ""
+    label = f"{r['browser']} {r['workload']}/{r['variant']}{prof}{sweep}"
+    return label if pd.notna(r.get("repetition")) and not r.get("repetition") else f"{label} r{r.get('repetition')}"
+
+
+def _cell_text(column: str, v) -> str:
+    import pandas as pd
+
+    from harness.report.format import number
+
+    if v is None or (not isinstance(v, str) and pd.isna(v)):
+        return ""
+    if column.endswith("_bytes_max"):
+        return f"{float(v) / 2**20:,.1f}"
+    return f"{v:.1f}" if isinstance(v, float) and column.startswith(("median_", "bind", "dispatch", "submit")) else (
+        number(v) if isinstance(v, (int, float)) else str(v))
+
+
+def print_summary(analysis) -> None:
+    """Per workload, a table of its cells in the workload's own terms (summary.csv columns: per
+    token for decode loops, µs per dispatch per method, per run, per upload, per page load) and
+    where the numbers came from."""
     from harness.report.format import provenance
 
-    s = analysis.tables.summary
-    table = Table(title="summary (per-token values: medians over tokens after the first)")
-    heads = {"cell": "cell", "status": "status", "bind_groups_per_token": "bind groups/tok",
-             "dispatches_per_token": "dispatches/tok", "submits_per_token": "submits/tok",
-             "live_bind_groups_end": "live bind groups", "median_ms_per_token": "ms/tok",
-             "tokens_identical": "same tokens"}
-    for h in heads.values():
-        table.add_column(h, overflow="fold")
-    for _, r in s.iterrows():
-        cells = []
-        for c in heads:
-            v = r[c]
-            cells.append("" if pd.isna(v) else (f"{v:.1f}" if isinstance(v, float) else str(v)))
-        cells[0] = f"{r['browser']} {r['workload']}/{r['variant']} [{r['profile']}]"
-        table.add_row(*[Text(c) for c in cells])  # reasons may hold [brackets]: plain text
-    console.print(table, markup=False, emoji=False)
+    s = analysis.tables.summary.copy()
+    if "sweep" not in s:
+        sweeps = {c["cell"]: c.get("sweep") or {} for c in analysis.tables.manifest.get("cells", [])}
+        s["sweep"] = [",".join(f"{k}={v}" for k, v in sweeps.get(c, {}).items()) for c in s["cell"]]
+    for workload, rows in s.groupby("workload", sort=False):
+        heads = WORKLOAD_HEADS.get(workload, TOKEN_HEADS)
+        heads = dict(heads) if heads is not None else None
+        if workload == "upload":  # and per size
+            heads.update({c: f"ms/upload {c.rsplit('_', 1)[1]} B" for c in rows.columns
+                          if c.startswith("median_ms_per_upload_") and rows[c].notna().any()})
+        if heads is None:
+            heads = {c: c[len("us_per_dispatch_"):] for c in rows.columns
+                     if c.startswith("us_per_dispatch_") and rows[c].notna().any()}
+            if "kernel_us_per_dispatch" in rows and rows["kernel_us_per_dispatch"].notna().any():
+                heads["kernel_us_per_dispatch"] = "kernel only"
+        unit = rows["step_unit"].dropna().iloc[0] if "step_unit" in rows and rows["step_unit"].notna().any() else "token"
+        title = (f"{workload}: µs per dispatch by method (mean over rounds after the first)" if workload == "dispatch-overhead"
+                 else f"{workload} (one step = one {unit}; per-step values: medians over steps after the first)")
+        table = Table(title=title)
+        for h in ("cell", "status", *heads.values()):
+            table.add_column(h, overflow="fold")
+        for _, r in rows.iterrows():
+            cells = [row_label(r), str(r["status"])] + [_cell_text(c, r.get(c)) for c in heads]
+            table.add_row(*[Text(c) for c in cells])  # reasons may hold [brackets]: plain text
+        console.print(table, markup=False, emoji=False)
     for source in sorted({provenance(r) for _, r in s.iterrows()}):
         say(f"  measured on: {source}")
+    for _, r in s.iterrows():
+        heap = r.get("js_heap")
+        if isinstance(heap, str) and heap.startswith("not available"):
+            say(f"  {row_label(r)}: JS heap not available (this browser's driver has no DevTools protocol)")
     for _, r in s[s["status"] != "ok"].iterrows():
         say(f"  {r['cell']}: {r['status']}: {r['reason']}")
 
@@ -119,14 +171,27 @@ def print_budgets(results) -> None:
 
 
 def print_differences(analysis) -> None:
-    """Every ms_per_token difference and every significant headline difference."""
+    """Differences in each workload's own terms: dispatch-overhead's µs per dispatch of every
+    method; otherwise ms per step (named by the workload's step: per token, per upload…) and
+    every significant headline difference. Per-repetition metrics from one repetition have no
+    interval and are never called significant."""
     from harness.report.format import diff
     from harness.stats.metrics import HEADLINE
+    from harness.tables import STEP_UNITS
 
     for d in analysis.stats.differences:
-        if d.metric == "ms_per_token" or (d.significant and d.metric in HEADLINE):
-            mark = "significant" if d.significant else "not significant"
-            say(f"  {d.b} vs {d.a}: {d.metric} {diff(d)} ({mark})")
+        workload = d.a.split(":")[-1].split("/")[1] if d.a.count("/") >= 2 else ""
+        if workload == "dispatch-overhead":
+            if not d.metric.startswith("us_per_dispatch_"):
+                continue
+            name = f"µs per dispatch, {d.metric[len('us_per_dispatch_'):]}"
+        elif d.metric == "ms_per_token" or (d.significant and d.metric in HEADLINE):
+            unit = STEP_UNITS.get(workload, "token")
+            name = f"ms per {unit} (ms_per_token)" if d.metric == "ms_per_token" and unit != "token" else d.metric
+        else:
+            continue
+        mark = "significant" if d.significant else ("no interval" if d.significant is None else "not significant")
+        say(f"  {d.b} vs {d.a}: {name} {diff(d)} ({mark})")
 
 
 def print_comparison(c) -> None:

@@ -39,7 +39,8 @@ def sigterm_as_interrupt() -> None:
 def build_plan(*, browser, workload, variant, profile, tokens, output, headed, browser_path, seed, param, repeat,
                memory_interval_ms, step_timeout_s, no_probes, browser_arg, without_flag, webgpu,
                emulation_bytes_per_stage, emulation_page_bytes, emulation_option, model, ort_version,
-               memory_budget, workloads_dir=None, ort_dist=None, reach: dict | None = None) -> tuple[P.RunPlan, Path]:
+               memory_budget, workloads_dir=None, ort_dist=None, reach: dict | None = None,
+               gc_checkpoints: int = 0) -> tuple[P.RunPlan, Path]:
     """Every run option → ``(plan, run folder)``; ``reach``: the remote-browser and serving
     options (webdriver_url, capabilities, connect, cdp_url, public_url, host, port, https, cert,
     key). Raises :class:`harness.plan.PlanError`."""
@@ -47,6 +48,7 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
     P.check_range(tokens, 1, 100_000, "--tokens")
     P.check_range(repeat, 1, 1000, "--repeat")
     P.check_range(memory_interval_ms, 10, 3_600_000, "--memory-interval-ms")
+    P.check_range(gc_checkpoints, 0, 100_000, "--gc-checkpoints")
     if not (isinstance(step_timeout_s, (int, float)) and 0 < step_timeout_s <= 86_400):
         raise P.PlanError(f"--step-timeout-s must be > 0 and at most 86400 (got {step_timeout_s})")
     if webgpu not in ("auto", "real", "emulated"):
@@ -68,9 +70,13 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
         browser_args=list(browser_arg or []), browser_path=browser_path, https=bool(reach.get("https")))
     browsers = browsers or P.resolve_browsers(browser, browser_path)
     raw = P.parse_key_values(param, "--param")
-    recorded = {k: P.guess_scalar(v) for k, v in raw.items()}  # NaN/infinity are never a value
-    workload_params = P.resolve_params(raw, wls, profiles)
-    P.check_kv_capacity(wls, profiles, tokens, workload_params)
+    single, sweeps = P.resolve_sweeps(raw, wls, profiles)
+    recorded = {k: P.guess_scalar(v) for k, v in single.items()}  # NaN/infinity are never a value
+    recorded.update({k: raw[k] for wl_sweeps in sweeps.values() for k in wl_sweeps})
+    workload_params = P.resolve_params(single, wls, profiles)
+    for wl in wls:
+        for point in P.sweep_points(sweeps.get(wl.name, {})):
+            P.check_kv_capacity([wl], profiles, tokens, {wl.name: {**workload_params.get(wl.name, {}), **point}})
     extra_roots = P.engine_params(wls, profiles, workload_params, model, ort_version, ort_dist)
     extra_roots.update(served_roots(wls))  # --workloads-dir workloads at /workloads/<name>/
     emulation = P.emulation_options(emulation_option, {"bytesPerStage": emulation_bytes_per_stage,
@@ -82,6 +88,7 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
                      step_timeout_s=step_timeout_s, probes=not no_probes,
                      browser_args=list(browser_arg or []), without_browser_args=list(without_flag or []),
                      webgpu=webgpu, memory_budget_bytes=budget_bytes, emulation_options=emulation,
+                     gc_checkpoints=gc_checkpoints, sweeps=sweeps,
                      remote=remote, host=reach.get("host") or "127.0.0.1", port=port,
                      public_url=(reach.get("public_url") or "").rstrip("/") or None,
                      https=bool(reach.get("https")), tls_files=tls_files)
@@ -101,6 +108,14 @@ def ensure_tls(plan: P.RunPlan) -> None:
         plan.tls_files = (certs.cert, certs.key)
 
 
+def cell_label(cell) -> str:
+    """``chromium decode-loop/fresh [tiny] max_pending_dispatches=16``: a cell as the console names
+    it (no profile for workloads without one, the sweep point when there is one)."""
+    profile = f" [{cell.profile}]" if cell.profile else ""
+    sweep = f" {P.sweep_label(cell.sweep)}" if cell.sweep else ""
+    return f"{cell.browser} {cell.workload}/{cell.variant}{profile}{sweep}"
+
+
 def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
     """Run every cell with a progress bar per cell (counting steps) and one for all cells;
     with ``sampler`` (``--auto-sample``) add rounds until it says stop. Returns the cells."""
@@ -112,15 +127,22 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
                   console=console, transient=False) as progress:
         overall = progress.add_task("cells", total=len(runner.cells))
         tasks: dict[str, int] = {}
+        done: dict[str, int] = {}
+        workloads = {w.name: w for w in plan.workloads}
 
         def on(event, cell, info):
-            name = f"{cell.browser} {cell.workload}/{cell.variant}"
+            name = cell_label(cell)
             if event == "start":
-                tasks[cell.cell] = progress.add_task(name, total=cell.tokens)
+                # the workload's own steps (its manifest's "steps": e.g. rounds × methods, uploads)
+                total = workloads[cell.workload].expected_steps(cell.params, cell.tokens) if cell.workload in workloads else None
+                tasks[cell.cell] = progress.add_task(name, total=total or cell.tokens)
             elif event == "step":
+                done[cell.cell] = info["steps"]
                 progress.update(tasks[cell.cell], completed=info["steps"])
             elif event == "end":
                 if cell.cell in tasks:
+                    if cell.status == "ok":  # e.g. kernel-only timing skipped without timestamp-query
+                        progress.update(tasks[cell.cell], total=done.get(cell.cell, 0), completed=done.get(cell.cell, 0))
                     progress.update(tasks[cell.cell], description=f"{name}: {cell.status}")
                 progress.advance(overall)
 
@@ -198,7 +220,7 @@ def run(
     headed: bool = typer.Option(False, "--headed", help="Show the browser window (needs a display)."),
     browser_path: Optional[str] = typer.Option(None, "--browser-path", help="Browser executable to launch instead of the one found."),
     seed: int = typer.Option(1, "--seed", help="Seed of the workload's random weights."),
-    param: Optional[List[str]] = typer.Option(None, "--param", help="Workload parameter KEY=VALUE (repeatable); each workload's manifest.json declares its parameters, and an unknown key or bad value is an error naming the valid ones."),
+    param: Optional[List[str]] = typer.Option(None, "--param", help="Workload parameter KEY=VALUE (repeatable); each workload's manifest.json declares its parameters, and an unknown key or bad value is an error naming the valid ones. KEY=A,B,C sweeps a number, bool or enum parameter: one configuration per value, like variants (a list parameter's commas are its items)."),
     repeat: int = typer.Option(1, "--repeat", help="Repetitions of every cell (fresh browser context each, round-robin)."),
     memory_interval_ms: int = typer.Option(250, "--memory-interval-ms", help="Period of the per-process RSS/USS sampler (ms)."),
     step_timeout_s: float = typer.Option(120.0, "--step-timeout-s", help="Fail a cell when no sample arrives for this long (s)."),
@@ -214,6 +236,7 @@ def run(
     ort_dist: Optional[Path] = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder (e.g. a local build's js/web/dist) or the package folder holding it, instead of an installed one."),
     workloads_dir: Optional[List[Path]] = typer.Option(None, "--workloads-dir", help="A folder of your own workloads (one per subfolder, or one workload itself; manifest contract: workloads/README.md), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS (os.pathsep-separated)."),
     memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the token at which the content process (RSS + modeled native bytes) would exceed it (iOS killed the page at 2,048 MB in the field report). Default off."),
+    gc_checkpoints: int = typer.Option(0, "--gc-checkpoints", help="Force a full garbage collection in the worker every N tokens where the browser allows (Chromium: DevTools HeapProfiler.collectGarbage) and record what survives; 0 = never."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh') or a .toml file of them (repeatable); exit 1 when one fails. Grammar: README, Budgets."),
     auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="Stop --auto-sample after this long: minutes (default 3), or e.g. 90s."),
@@ -245,7 +268,8 @@ def run(
             workloads_dir=workloads_dir, ort_dist=ort_dist,
             reach=dict(webdriver_url=webdriver_url, capabilities=capabilities, connect=connect,
                        cdp_url=cdp_url, public_url=public_url, host=host, port=port, https=https,
-                       cert=cert, key=key))
+                       cert=cert, key=key),
+            gc_checkpoints=gc_checkpoints)
         B.check_references(budgets, plan.workloads)
     if plan.public_url and (warning := reach_plan.insecure_context_warning([plan.public_url])):
         err.print(f"warning: {warning}", highlight=False, markup=False)

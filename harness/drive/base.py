@@ -71,6 +71,18 @@ class BrowserSession(abc.ABC):
         """JS heap of the workload's worker (bytes) where the driver can read it, else None."""
         return None
 
+    #: Why this session cannot read the worker's JS heap or force a collection in it ("" when it can).
+    no_devtools: str = "this driver has no DevTools protocol"
+
+    def collect_garbage(self, tag=None) -> bool:
+        """Ask the engine to collect garbage in the workload's worker now (a full GC); True when
+        the request was sent, False where the driver cannot (see :attr:`no_devtools`)."""
+        return False
+
+    def collections_done(self) -> list[tuple[object, bool]]:
+        """``(tag, ok)`` of each :meth:`collect_garbage` request answered since the last call."""
+        return []
+
     @abc.abstractmethod
     def close(self) -> None:
         """Close the browser; never raises."""

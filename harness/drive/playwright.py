@@ -60,6 +60,8 @@ class PlaywrightSession(BrowserSession):
         self._worker_session: str | None = None
         self._heap: dict[str, int] | None = None
         self._msg_id = 0
+        self._gc_pending: dict[int, object] = {}
+        self._gc_done: list[tuple[object, bool]] = []
 
     def _set_death(self, why: str) -> None:
         if self._death is None:
@@ -70,6 +72,8 @@ class PlaywrightSession(BrowserSession):
             self._context.close()
         self._worker_session = None
         self._heap = None
+        self._gc_pending.clear()
+        self._gc_done.clear()
         self._context = self._browser.new_context(**self.context_options)
         self._page = self._context.new_page()
         self._page.on("crash", lambda *_: self._set_death("renderer crashed (page crash event)"))
@@ -108,11 +112,21 @@ class PlaywrightSession(BrowserSession):
             msg = json.loads(event.get("message", "{}"))
         except ValueError:
             return
+        if msg.get("id") in self._gc_pending:
+            self._gc_done.append((self._gc_pending.pop(msg["id"]), "error" not in msg))
+            return
         result = msg.get("result")
         if result and "usedSize" in result:
             self._heap = {"used_bytes": int(result["usedSize"]), "total_bytes": int(result["totalSize"])}
 
-    def worker_heap(self) -> dict[str, int] | None:
+    @property
+    def no_devtools(self) -> str:
+        return "" if self._cdp is not None else f"Playwright's {self.engine} has no DevTools protocol session"
+
+    def _worker_send(self, method: str) -> int | None:
+        """Send ``method`` to the workload worker's target (attached on first use; flatten off:
+        answers arrive as Target.receivedMessageFromTarget). Returns the message id, None when
+        there is no worker (yet)."""
         if self._death or self._cdp is None:
             return None
         try:
@@ -125,11 +139,27 @@ class PlaywrightSession(BrowserSession):
                     "Target.attachToTarget", {"targetId": worker["targetId"], "flatten": False})["sessionId"]
             self._msg_id += 1
             self._cdp.send("Target.sendMessageToTarget", {
-                "sessionId": self._worker_session,
-                "message": json.dumps({"id": self._msg_id, "method": "Runtime.getHeapUsage"})})
+                "sessionId": self._worker_session, "message": json.dumps({"id": self._msg_id, "method": method})})
+            return self._msg_id
         except Exception:
             self._worker_session = None
-        return self._heap
+            return None
+
+    def worker_heap(self) -> dict[str, int] | None:
+        self._worker_send("Runtime.getHeapUsage")
+        return None if self._death else self._heap
+
+    def collect_garbage(self, tag=None) -> bool:
+        """HeapProfiler.collectGarbage on the worker target (a full, forced collection); its
+        answer (the collection done) comes back through :meth:`collections_done` with ``tag``."""
+        mid = self._worker_send("HeapProfiler.collectGarbage")
+        if mid is not None:
+            self._gc_pending[mid] = tag
+        return mid is not None
+
+    def collections_done(self) -> list[tuple[object, bool]]:
+        done, self._gc_done = self._gc_done, []
+        return done
 
     def close(self) -> None:
         for step in (lambda: self._browser.close(), lambda: self._pw.stop()):

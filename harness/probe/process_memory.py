@@ -1,11 +1,13 @@
-"""Per-process memory of the browser under test, sampled from the harness with psutil.
+"""Per-process memory and CPU time of the browser under test, sampled from the harness with psutil.
 
-Every ``memory_interval_s`` (plan setting) a sampler thread reads RSS and (where psutil can:
-Linux ``/proc/<pid>/smaps``) USS of each browser process and records one ``process_memory``
-sample per process, labelled with the process type the driver gives (Chrome's ``--type``,
+Every ``memory_interval_s`` (plan setting) a sampler thread reads RSS, (where psutil can:
+Linux ``/proc/<pid>/smaps``) USS, and the CPU time used so far (``cpu_user_s``,
+``cpu_system_s``: psutil ``cpu_times``, so the GPU process's own work shows) of each browser
+process and records one ``process_memory`` sample per process, labelled with the process type the driver gives (Chrome's ``--type``,
 WebKit's process name) and the token the cell had reached. The list of processes comes from the
 driver (``session.processes()``), refreshed once a second from the runner's thread in
-:meth:`ProcessMemoryProbe.poll` (drivers are not thread-safe).
+:meth:`ProcessMemoryProbe.poll` (drivers are not thread-safe). A zombie or exiting process
+(psutil status zombie or dead, or RSS 0) is not sampled: its numbers are not measurements.
 
 On macOS the samples are ``source: footprint``: RSS plus the physical footprint
 (``footprint_bytes``, harness/probe/footprint.py), the number jetsam and Activity Monitor use;
@@ -82,15 +84,23 @@ class ProcessMemoryProbe(Probe):
                 except psutil.Error:
                     continue
             try:
-                if self.with_uss:
-                    mem = proc.memory_full_info()
-                    rss, uss = mem.rss, getattr(mem, "uss", None)
-                else:
-                    rss, uss = proc.memory_info().rss, None
+                with proc.oneshot():
+                    if proc.status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+                        continue
+                    if self.with_uss:
+                        mem = proc.memory_full_info()
+                        rss, uss = mem.rss, getattr(mem, "uss", None)
+                    else:
+                        rss, uss = proc.memory_info().rss, None
+                    cpu = proc.cpu_times()
             except psutil.Error:
                 continue
+            if not rss:  # an exiting process: its mappings are already gone
+                continue
             sample = {"kind": "process_memory", "source": "psutil", "process_type": info.process_type,
-                      "pid": info.pid, "rss_bytes": rss, "uss_bytes": uss, "time_s": now, "token": token}
+                      "pid": int(info.pid), "rss_bytes": rss, "uss_bytes": uss,
+                      "cpu_user_s": round(cpu.user, 4), "cpu_system_s": round(cpu.system, 4),
+                      "time_s": now, "token": token}
             fp = footprint.read(info.pid) if DARWIN else None
             if fp is not None:
                 sample.update(source="footprint", footprint_bytes=fp[0])

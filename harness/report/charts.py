@@ -173,6 +173,25 @@ def group_names(analysis, names: Names) -> dict[str, str]:
     return {g.key.label: names.cell(g.cells[0]) for g in analysis.stats.groups.values() if g.cells}
 
 
+def collection_marks(tables, events: dict) -> list[dict]:
+    """Traces marking collection events on the per-token latency chart: per cell, a marker at each
+    token with a collection event (``events``: cell → {"natural", "forced"} tokens, from
+    harness/stats/workloads/memory.py) at that token's wall ms."""
+    out = []
+    for cell, ev in (events or {}).items():
+        s = tables.steps[tables.steps["cell"] == cell].set_index("step")
+        for kind, symbol in (("natural", "x"), ("forced", "star")):
+            toks = [t for t in ev.get(kind, []) if t in s.index and s.loc[t, "wall_ms"] == s.loc[t, "wall_ms"]]
+            if not toks:
+                continue
+            what = "collection event" if kind == "natural" else "forced collection (--gc-checkpoints)"
+            out.append(fig_dict(go.Figure(go.Scatter(
+                x=toks, y=[float(s.loc[t, "wall_ms"]) for t in toks], mode="markers",
+                marker={"symbol": symbol, "size": 8, "color": "#b3261e"}, name=f"{what} — {cell}",
+                meta={"cell": cell, "marks": kind})))["data"][0])
+    return out
+
+
 def time_note(analysis) -> str:
     """A time chart's caveat: which adapters are CPU adapters or emulated WebGPU."""
     flags = sorted({f for g in analysis.stats.groups.values() if g.cells for f in time_flags(g)})
@@ -186,13 +205,16 @@ def core_charts(analysis, names: Names) -> dict[str, dict]:
     tokens = {g.key.label for g in analysis.stats.groups.values() if g.key.workload not in NOT_TOKENS}
     bands = {col: [b for b in bs if b.group in tokens] for col, bs in bands.items()}
     note = time_note(analysis)  # said in full in the section's text
-    return {
+    charts = {
         "bind_groups_per_token": line_chart(t, names, "create_bind_group", "createBindGroup calls per token", "calls",
                                             bands.get("create_bind_group"), w, gn),
         "ms_per_token": line_chart(t, names, "wall_ms", "Per-token latency (wall time to the token's sync)"
                                    + (" · ⚑ CPU adapter or emulated: not GPU times" if note else ""), "ms",
                                    bands.get("wall_ms"), w, gn),
     }
+    # collection events marked on the latency chart (GC vs latency: harness/stats/workloads/memory.py)
+    charts["ms_per_token"]["data"] += collection_marks(t, (analysis.workloads.get("memory") or {}).get("events"))
+    return charts
 
 
 # ----------------------------------------------------------------------------------------------

@@ -66,6 +66,8 @@ def estimate(e: Any) -> str:
     unit = d.get("unit", "")
     ci = ("" if d.get("ci_low") is None or d.get("ci_method") == "exact"
           else f" [{value(d['ci_low'], unit)}, {value(d['ci_high'], unit)}]")
+    if d.get("ci_method") == "n=1: no interval":
+        ci = " (n=1: no interval)"
     return f"{value(d.get('value'), unit)}{ci}"
 
 
@@ -86,7 +88,8 @@ def diff(d: Any) -> str:
                else f" [{d.rel_low * 100:+.1f}%, {d.rel_high * 100:+.1f}%]")
         rel = f" ({d.rel * 100:+.1f}%{rci})"
     unit = "" if "bytes" in d.unit and abs(d.diff) >= 1024 else f" {d.unit}"
-    return f"{signed(d.diff, d.unit)}{unit}{ci}{rel}"
+    note = " (n=1: no interval)" if d.ci_method == "n=1: no interval" else ""
+    return f"{signed(d.diff, d.unit)}{unit}{ci}{rel}{note}"
 
 
 def interval(lo: Any, hi: Any, unit: str = "") -> str:

@@ -186,6 +186,7 @@ SECTIONS: tuple[Section, ...] = (
             "retention.j2", retention_context),
     Section("onnxruntime", "onnxruntime-web (ort-decode)", "onnxruntime.j2", numbers_of("onnxruntime"),
             _workload(workload_charts.onnxruntime_charts)),
+    Section("memory", "Memory: bounded, growing until collected, or retained", "memory.j2", numbers_of("memory")),
     Section("gc-retention", "GC retention calibration (gc-retention): which allocation pattern changes retention",
             "gc_retention.j2", numbers_of("gc-retention"), _workload(workload_charts.gc_retention_charts)),
 )

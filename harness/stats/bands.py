@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.stats.estimators import t_band
+from harness.stats.memory import floor_points
+from harness.stats.metrics import growth_series
 from harness.stats.run import Estimate, RunStats
 
 #: steps.csv column of a per-token chart → the metric whose estimate it shows.
@@ -66,9 +68,10 @@ def chart_bands(run: RunStats, column: str) -> list[Band]:
         last = max(int(s["step"].max()) for s in steps)
         icpt = None
         if e is not None and e.value is not None and e.kind == "slope":
-            ys = np.concatenate([s.loc[s["step"] >= run.warmup, column].dropna().to_numpy(float) for s in steps if column in s])
-            xv = np.concatenate([s.loc[s["step"] >= run.warmup].dropna(subset=[column])["step"].to_numpy(float)
-                                 for s in steps if column in s])
+            # the growth line goes through the floors it was fitted to (harness/stats/memory.py)
+            pts = [floor_points(c, growth_series(metric) or "", run.warmup)[:2] for c in cells]
+            xv = np.concatenate([p[0] for p in pts]) if pts else np.array([])
+            ys = np.concatenate([p[1] for p in pts]) if pts else np.array([])
             icpt = float(np.median(ys - e.value * xv)) if len(xv) else None
             if icpt is None:
                 e = None

@@ -9,7 +9,7 @@ A *cell* is one browser context running one workload variant for ``tokens`` toke
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 import numpy as np
@@ -36,21 +36,30 @@ class GroupKey:
     profile: str
     params: str = "{}"
     machine: str = ""
+    #: the swept parameters' values (``--param KEY=A,B,C``) as ``key=value,...``; "" without a sweep
+    sweep: str = ""
 
     @property
     def label(self) -> str:
-        """``chromium/decode-loop/fresh@tiny`` (``machine:`` prefix when merged)."""
+        """``chromium/decode-loop/fresh@tiny`` (``machine:`` prefix when merged, ``[key=value]``
+        suffix for a sweep point)."""
         base = f"{self.browser}/{self.workload}/{self.variant}@{self.profile}"
+        base += f"[{self.sweep}]" if self.sweep else ""
         return f"{self.machine}:{base}" if self.machine else base
 
     def with_variant(self, variant: str) -> "GroupKey":
         """The same key with another variant (a budget's reference)."""
-        return GroupKey(self.browser, self.workload, variant, self.profile, self.params, self.machine)
+        return GroupKey(self.browser, self.workload, variant, self.profile, self.params, self.machine, self.sweep)
 
     @property
     def family(self) -> tuple:
         """Everything but the variant: cells whose variants are compared with each other."""
         return (self.machine, self.browser, self.workload, self.profile, self.params)
+
+    @property
+    def sweep_family(self) -> tuple:
+        """Everything but the parameters: the points of a sweep, compared with each other."""
+        return (self.machine, self.browser, self.workload, self.variant, self.profile)
 
 
 @dataclass
@@ -65,14 +74,20 @@ class CellData:
     env: dict
     steps: pd.DataFrame
     memory: pd.DataFrame
+    #: forced collections (``--gc-checkpoints``; gc_checkpoint samples): ``(token, asked_s,
+    #: done_s)`` each: the last step the harness had seen when it asked, when it asked and when
+    #: the engine said the collection was done (harness/stats/memory.py places them)
+    gc_forced: list = field(default_factory=list)
 
 
 def group_key(cell: dict) -> GroupKey:
     """The :class:`GroupKey` of a manifest ``cells`` entry."""
     params = {k: v for k, v in (cell.get("params") or {}).items()}
+    sweep = cell.get("sweep") or {}
+    text = ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sweep.items())
     return GroupKey(str(cell.get("browser")), str(cell.get("workload")), str(cell.get("variant")),
                     str(cell.get("profile") or "default"), json.dumps(params, sort_keys=True, default=str),
-                    str(cell.get("machine") or ""))
+                    str(cell.get("machine") or ""), text)
 
 
 def cells_of(tables) -> list[CellData]:
@@ -80,13 +95,21 @@ def cells_of(tables) -> list[CellData]:
     steps = tables.steps.groupby("cell") if len(tables.steps) else None
     memory = tables.memory.groupby("cell") if len(tables.memory) else None
     out = []
+    gc = getattr(tables, "gc", None)
+    forced: dict[str, list] = {}
+    if gc is not None and len(gc):
+        for r in gc[gc["forced"].fillna(False).astype(bool)].itertuples(index=False):
+            done = r.done_s if r.done_s is not None and r.done_s == r.done_s else r.time_s
+            if r.token == r.token and r.time_s == r.time_s:  # not NaN
+                forced.setdefault(r.cell, []).append((int(r.token), float(r.time_s), float(done)))
     for c in tables.manifest.get("cells", []):
         cid = c["cell"]
         st = steps.get_group(cid) if steps is not None and cid in steps.groups else tables.steps.iloc[0:0]
         mem = memory.get_group(cid) if memory is not None and cid in memory.groups else tables.memory.iloc[0:0]
         env = {k: c.get(k) or "" for k in ("browser_version", "adapter", "webgpu", "machine", "os", "cpu")}
         out.append(CellData(cid, group_key(c), int(c.get("repetition") or 0), c.get("status", ""),
-                            c.get("reason", ""), env, st.sort_values("step"), mem))
+                            c.get("reason", ""), env, st.sort_values("step"), mem,
+                            forced.get(cid, [])))
     return out
 
 
@@ -103,9 +126,18 @@ def groups_of(cells: Iterable[CellData]) -> dict[GroupKey, list[CellData]]:
 
 
 def token_values(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> np.ndarray:
-    """Per-token values (float array, shape (tokens - warmup,)) of a ``token`` metric."""
-    column = TOKEN_METRICS[metric][0] if metric in TOKEN_METRICS else metric
+    """Per-token values (float array, shape (tokens - warmup,)) of a ``token`` metric;
+    ``us_per_dispatch_<method>``: that dispatch-overhead method's µs per dispatch, one per round
+    after round 0 (the warm-up of that workload is its first round, not its first step)."""
     s = cell.steps
+    if metric.startswith("us_per_dispatch_"):  # one dispatch-overhead method, rounds after round 0
+        if "extra_config" not in s or "extra_us_per_dispatch" not in s:
+            return np.array([], dtype=float)
+        m = s[s["extra_config"] == metric[len("us_per_dispatch_"):]]
+        if "extra_round" in m and (m["extra_round"] >= 1).any():
+            m = m[m["extra_round"] >= 1]
+        return m["extra_us_per_dispatch"].dropna().to_numpy(dtype=float)
+    column = TOKEN_METRICS[metric][0] if metric in TOKEN_METRICS else metric
     if column not in s:
         return np.array([], dtype=float)
     return s.loc[s["step"] >= warmup, column].dropna().to_numpy(dtype=float)
@@ -131,11 +163,15 @@ def _memory_rounds(mem: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _rss(cell: CellData) -> pd.DataFrame:
+def rss_rounds(cell: CellData) -> pd.DataFrame:
+    """A cell's psutil samples as sampling rounds (:func:`_memory_rounds`); RSS 0 (an exiting
+    process) is not a sample."""
     mem = cell.memory
     if not len(mem):
         return pd.DataFrame()
-    return _memory_rounds(mem[(mem["source"] == "psutil") & mem["rss_bytes"].notna()])
+    # psutil samples, and on macOS footprint samples (which carry RSS too)
+    return _memory_rounds(mem[mem["source"].isin(("psutil", "footprint")) & mem["rss_bytes"].notna()
+                              & (mem["rss_bytes"] > 0)])
 
 
 def cell_value(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> float | None:
@@ -156,7 +192,7 @@ def cell_value(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> flo
         return float(m["js_heap_bytes"].max()) if len(m) else None
     if metric.startswith("peak_rss_bytes_"):
         ptype = metric[len("peak_rss_bytes_"):]
-        rounds = _rss(cell)
+        rounds = rss_rounds(cell)
         if since > 0 and len(rounds):
             rounds = rounds[rounds["token"].fillna(-1) >= since]
         if ptype not in rounds or not rounds[ptype].notna().any():
@@ -182,7 +218,7 @@ def slope_series(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> t
         m = m[(m["source"] == "cdp") & m["js_heap_bytes"].notna() & (m["token"].fillna(-1) >= warmup)]
         return m["token"].to_numpy(float), m["js_heap_bytes"].to_numpy(float)
     ptype = metric[len("rss_growth_bytes_per_token_"):]
-    rounds = _rss(cell)
+    rounds = rss_rounds(cell)
     if ptype not in rounds or "token" not in rounds:
         return np.array([]), np.array([])
     rounds = rounds[(rounds["token"].fillna(-1) >= warmup) & rounds[ptype].notna()]

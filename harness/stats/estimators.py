@@ -25,6 +25,8 @@ BCA_MAX_N = 1000
 THEILSEN_MAX_POINTS = 1500
 #: Seed of the bootstrap's generator, so a report is reproducible from its run folder.
 SEED = 0
+#: ``ci_method`` of a per-repetition estimate or difference with fewer than 2 repetitions on a side.
+NO_INTERVAL_N1 = "n=1: no interval"
 
 
 def stat_fn(stat: str):
@@ -83,13 +85,14 @@ def boot(data: tuple, fn, method: str, confidence: float, seed: int):
 
 def t_ci(values: Iterable[float], confidence: float = CONFIDENCE) -> tuple[float | None, float | None, str]:
     """Student's t CI of the mean of independent values (one per repetition):
-    ``scipy.stats.ttest_1samp(...).confidence_interval``. ``exact`` for constant values,
-    ``none`` for fewer than 2."""
+    ``scipy.stats.ttest_1samp(...).confidence_interval``. ``exact`` for 2 or more equal values;
+    no interval (:data:`NO_INTERVAL_N1`) from a single value: one repetition says nothing about
+    the next."""
     x = np.asarray(list(values), dtype=float)
-    if len(x) and np.all(x == x[0]):
-        return float(x[0]), float(x[0]), "exact"
     if len(x) < 2:
-        return None, None, "none"
+        return None, None, NO_INTERVAL_N1
+    if np.all(x == x[0]):
+        return float(x[0]), float(x[0]), "exact"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # nearly constant values: precision-loss warning
         ci = sps.ttest_1samp(x, 0.0).confidence_interval(confidence)
@@ -153,3 +156,131 @@ def t_band(frame: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarra
         sd = np.nanstd(frame, axis=0, ddof=1)
     half = np.where(n >= 2, sps.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1)) * sd / np.sqrt(np.maximum(n, 1)), np.nan)
     return mean, mean - half, mean + half
+
+
+# ----------------------------------------------------------------------------------------------
+# block bootstrap: per-token values of one browser context are correlated (a slow token is
+# followed by slow ones: GC, thermal, a neighbour's load), so resampling single tokens as if they
+# were independent draws makes intervals too narrow. The circular block bootstrap (Politis &
+# Romano 1992) resamples runs of consecutive tokens instead. scipy has none, and the ``arch``
+# package's (CircularBlockBootstrap) resamples one series, or aligned series, at a time, while
+# ours pools several repetitions of different lengths (blocks never cross from one context into
+# another) and takes two-sample differences; it would also bring statsmodels and three more
+# packages for these ~40 lines of index arithmetic.
+
+
+def block_length(n: int) -> int:
+    """Block length for a series of ``n`` tokens: ⌈n^(1/3)⌉ (the order that minimises the
+    error of block-bootstrap variance estimates: Hall, Horowitz & Jing 1995; Lahiri 2003, ch. 7),
+    at least 1 and at most n/2, so that a resample is made of two blocks or more (one block of a
+    circular series is the series itself, and every resample would be the same)."""
+    return max(1, min(n // 2, int(math.ceil(n ** (1 / 3)))))
+
+
+def block_resample(series: list[np.ndarray], n_resamples: int, rng_: np.random.Generator) -> np.ndarray:
+    """Circular-block resamples of several series pooled: shape (n_resamples, total length).
+    Each series is resampled on its own (blocks wrap around within it, never into another) with
+    :func:`block_length` of its own length, then the pieces are concatenated."""
+    parts = []
+    for x in series:
+        n = len(x)
+        b = block_length(n)
+        k = int(math.ceil(n / b))
+        starts = rng_.integers(0, n, size=(n_resamples, k))
+        idx = (starts[:, :, None] + np.arange(b)[None, None, :]) % n
+        parts.append(x[idx.reshape(n_resamples, k * b)[:, :n]])
+    return np.concatenate(parts, axis=1)
+
+
+def _percentile_ci(values: np.ndarray, confidence: float) -> tuple[float | None, float | None]:
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return None, None
+    a = (1 - confidence) / 2
+    return float(np.quantile(values, a)), float(np.quantile(values, 1 - a))
+
+
+def block_bootstrap_ci(series: list, stat: str = "median", confidence: float = CONFIDENCE, seed: int = SEED
+                       ) -> tuple[float | None, float | None, str]:
+    """95% CI of ``stat`` of the pooled ``series`` (one array per repetition, in token order) by
+    the circular block bootstrap, percentile interval (:data:`N_RESAMPLES` resamples).
+    ``exact`` for constant data, none for fewer than 2 values or ``min``/``max``."""
+    series = [np.asarray(x, dtype=float) for x in series if len(x)]
+    pooled = np.concatenate(series) if series else np.array([])
+    if len(pooled) and np.all(pooled == pooled[0]):
+        return float(pooled[0]), float(pooled[0]), "exact"
+    if len(pooled) < 2 or stat in ("min", "max"):
+        return None, None, "none"
+    fn, r = stat_fn(stat), rng(seed)
+    step = batch(len(pooled))
+    vals = np.concatenate([fn(block_resample(series, min(step, N_RESAMPLES - i), r), axis=-1)
+                           for i in range(0, N_RESAMPLES, step)])
+    lo, hi = _percentile_ci(vals, confidence)
+    if lo is None or lo == hi:  # every resample alike from data that vary: no interval
+        return None, None, "none"
+    return lo, hi, "block-bootstrap-percentile"
+
+
+def block_bootstrap_diff(a: list, b: list, stat: str = "median", confidence: float = CONFIDENCE, seed: int = SEED
+                         ) -> tuple[tuple[float | None, float | None], tuple[float | None, float | None], str]:
+    """95% CIs of ``stat(b) − stat(a)`` and ``stat(b) / stat(a) − 1`` for two independent groups
+    of series (each a list of per-repetition arrays), each side resampled by
+    :func:`block_resample`: ``((low, high), (rel_low, rel_high), method)``; the relative CI is
+    ``(None, None)`` when a's statistic can be 0 (a value ≤ 0 in a)."""
+    a = [np.asarray(x, dtype=float) for x in a if len(x)]
+    b = [np.asarray(x, dtype=float) for x in b if len(x)]
+    fn, r = stat_fn(stat), rng(seed)
+    step = batch(sum(len(x) for x in a + b))
+    da, db = [], []
+    for i in range(0, N_RESAMPLES, step):
+        k = min(step, N_RESAMPLES - i)
+        da.append(fn(block_resample(a, k, r), axis=-1))
+        db.append(fn(block_resample(b, k, r), axis=-1))
+    sa, sb = np.concatenate(da), np.concatenate(db)
+    diff = _percentile_ci(sb - sa, confidence)
+    if diff[0] is None or diff[0] == diff[1]:  # every resample alike from data that vary: no interval
+        return (None, None), (None, None), "none"
+    rel = (None, None)
+    if np.all(np.concatenate(a) > 0):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = _percentile_ci(sb / sa - 1, confidence)
+    return diff, rel, "block-bootstrap-percentile"
+
+
+def stratified_theil_sen(strata: list, confidence: float = CONFIDENCE
+                         ) -> tuple[float | None, float | None, float | None, int]:
+    """Theil–Sen slope over several series (``strata``: ``(x, y)`` pairs, e.g. repetitions, or
+    the stretches between collections) using pairs within a series only, so that offsets between
+    series never count as slope: the median of every within-series pairwise slope. Its CI is
+    Sen's (1968), from the sum of the series' Kendall statistics, independent series adding
+    their variances n(n−1)(2n+5)/18 (ties ignored). Returns ``(slope, low, high, points)``;
+    ``(None, None, None, points)`` without a pair of distinct x; low/high None with fewer than 3 pairs."""
+    slopes, var, points = [], 0.0, 0
+    for x, y in strata:
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        ok = np.isfinite(x) & np.isfinite(y)
+        x, y = x[ok], y[ok]
+        if len(x) > THEILSEN_MAX_POINTS:
+            idx = np.linspace(0, len(x) - 1, THEILSEN_MAX_POINTS).round().astype(int)
+            x, y = x[idx], y[idx]
+        points += len(x)
+        if len(x) < 2:
+            continue
+        i, j = np.triu_indices(len(x), 1)
+        dx = x[j] - x[i]
+        keep = dx != 0
+        slopes.append((y[j] - y[i])[keep] / dx[keep])
+        n = len(x)
+        var += n * (n - 1) * (2 * n + 5) / 18
+    allp = np.sort(np.concatenate(slopes)) if slopes else np.array([])
+    if not len(allp):
+        return None, None, None, points
+    slope = float(np.median(allp))
+    if len(allp) < 3 or np.all(allp == allp[0]):
+        same = np.all(allp == allp[0])
+        return slope, (slope if same else None), (slope if same else None), points
+    c = sps.norm.ppf(0.5 + confidence / 2) * math.sqrt(var)
+    n_pairs = len(allp)
+    lo_i = int(np.clip(math.floor((n_pairs - c) / 2), 0, n_pairs - 1))
+    hi_i = int(np.clip(math.ceil((n_pairs + c) / 2), 0, n_pairs - 1))
+    return slope, float(allp[lo_i]), float(allp[hi_i]), points

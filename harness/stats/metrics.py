@@ -27,17 +27,24 @@ CELL_STEP_METRICS: dict[str, tuple[str, str, str]] = {
     "live_bind_groups_end": ("bind_groups_live", "last", "bind groups"),
     "live_buffers_max": ("buffers_live", "max", "buffers"),
     "modeled_native_bytes_max": ("modeled_native_bytes", "max", "bytes"),
+    "live_buffer_bytes_max": ("buffer_bytes_live", "max", "bytes"),
 }
-#: Growth slopes from steps.csv: name → (column, unit).
+#: Growth slopes from steps.csv: name → (column, unit). A growth is the slope of the series'
+#: floors after collections where it has them (harness/stats/memory.py), not a line through a sawtooth.
 STEP_SLOPES: dict[str, tuple[str, str]] = {
     "live_bind_groups_growth_per_token": ("bind_groups_live", "bind groups/token"),
     "live_buffers_growth_per_token": ("buffers_live", "buffers/token"),
     "modeled_native_growth_bytes_per_token": ("modeled_native_bytes", "bytes/token"),
+    "live_buffer_bytes_growth_per_token": ("buffer_bytes_live", "bytes/token"),
+    "modeled_buffer_growth_bytes_per_token": ("modeled_buffer_bytes", "bytes/token"),
 }
 #: Metrics whose name carries a process type (Chrome's ``--type``) or ``all``.
 PATTERN_METRICS = {
     "peak_rss_bytes_": ("cell", "bytes"),
     "rss_growth_bytes_per_token_": ("slope", "bytes/token"),
+    # dispatch-overhead: µs per dispatch of one method (steps.csv extra_us_per_dispatch of the steps
+    # whose extra_config is <method>, rounds after round 0): a budget per method
+    "us_per_dispatch_": ("token", "µs"),
 }
 OTHER_METRICS = {"js_heap_bytes_max": ("cell", "bytes"), "js_heap_growth_bytes_per_token": ("slope", "bytes/token")}
 #: Statistics a budget may name; ``pNN`` is the NN-th percentile.
@@ -45,6 +52,17 @@ STATS = ("median", "mean", "min", "max")
 #: Metrics shown first in tables, in this order.
 HEADLINE = ["ms_per_token", "bind_groups_per_token", "dispatches_per_token", "submits_per_token",
             "live_bind_groups_max", "live_bind_groups_growth_per_token", "rss_growth_bytes_per_token_all"]
+
+
+def growth_series(name: str) -> str | None:
+    """The memory series (harness/stats/memory.py) a growth metric is the floor slope of."""
+    if name in STEP_SLOPES:
+        return STEP_SLOPES[name][0]
+    if name == "js_heap_growth_bytes_per_token":
+        return "js_heap_bytes"
+    if name.startswith("rss_growth_bytes_per_token_"):
+        return "rss_bytes_" + name[len("rss_growth_bytes_per_token_"):]
+    return None
 
 
 def metric_kind(name: str) -> str | None:
@@ -68,7 +86,8 @@ def deterministic(name: str) -> bool:
     """Whether equal repetitions of a metric mean it has no noise (WebGPU call counts, live
     objects, modeled bytes), so a difference between two all-equal samples is exact. Times and
     measured memory (RSS, JS heap) are never treated so: all-equal samples there give no CI."""
-    return not (name in ("ms_per_token", "cpu_ms_per_token") or name.startswith(("peak_rss_bytes_", "rss_growth_", "js_heap_")))
+    return not (name in ("ms_per_token", "cpu_ms_per_token")
+                or name.startswith(("peak_rss_bytes_", "rss_growth_", "js_heap_", "us_per_dispatch_")))
 
 
 def metric_unit(name: str) -> str:
@@ -89,7 +108,8 @@ def metric_unit(name: str) -> str:
 def valid_metric_names() -> list[str]:
     """Names for error messages (patterned names shown with ``<type>``)."""
     return [*TOKEN_METRICS, "extra_<name>", *CELL_STEP_METRICS, *STEP_SLOPES, *OTHER_METRICS,
-            "peak_rss_bytes_<process type|all>", "rss_growth_bytes_per_token_<process type|all>"]
+            "peak_rss_bytes_<process type|all>", "rss_growth_bytes_per_token_<process type|all>",
+            "us_per_dispatch_<dispatch-overhead method>"]
 
 
 def default_stat(metric: str) -> str:

@@ -9,21 +9,27 @@ Units of data
 Three kinds of metric (:data:`TOKEN_METRICS`, :func:`metric_kind`):
     ``token``  one value per token after the warm-up (``ms_per_token``, ``bind_groups_per_token``…),
                pooled over the group's repetitions. Point estimate: the median (robust to GC
-               pauses, and what ``summary.csv`` reports); also the mean. 95% CI by bootstrap over
-               tokens: BCa for the mean, percentile for the median and other quantiles.
+               pauses, and what ``summary.csv`` reports); also the mean. 95% CI by the circular
+               block bootstrap (blocks of ⌈n^(1/3)⌉ consecutive tokens within each repetition:
+               consecutive tokens are correlated), percentile interval.
     ``cell``   one value per repetition (``live_bind_groups_max``, ``peak_rss_bytes_<type>``).
-               Point estimate: the mean over repetitions, CI by Student's t (needs ≥ 2 repetitions).
+               Point estimate: the mean over repetitions, CI by Student's t; one repetition gives
+               no interval ("n=1: no interval") and no difference is called significant from it.
     ``slope``  growth per token (``live_bind_groups_growth_per_token``,
-               ``rss_growth_bytes_per_token_<type>``): one Theil–Sen fit over the group's series, each
-               repetition centred on its own median first so offsets between contexts don't count
-               as growth; CI from Sen's method (``theilslopes``' ``low_slope``/``high_slope``).
+               ``rss_growth_bytes_per_token_<type>``): the slope of the series' floors after
+               collections (harness/stats/memory.py; a series that never rose is fitted whole,
+               one with fewer than two collections within its stretches between them: the rate
+               between collections), one Theil–Sen fit over the group's repetitions using pairs
+               within a repetition (or stretch) only, so offsets between contexts don't count
+               as growth; CI from Sen's method, widened to at least one token's growth over the
+               floors' span (where in a token a collection lands moves a floor).
 
 Warm-up: tokens ``0 .. warmup-1`` are discarded (default 1: token 0 compiles pipelines and fills
 caches, the same rule as ``summary.csv``). A budget's ``after token N`` sets ``warmup = N + 1``.
 
-Caveat, stated in the report: tokens of one context are not independent draws, so a token-level
-CI describes the run's tokens; repetitions in fresh contexts (``--repeat``, round-robin across
-variants) are what make drift and context-to-context variation show up in it.
+Tokens of one context are not independent draws: the block bootstrap keeps runs of
+consecutive tokens together, and repetitions in fresh contexts (``--repeat``, round-robin across
+variants) are what make drift and context-to-context variation show up in an interval.
 """
 
 from __future__ import annotations
@@ -38,10 +44,11 @@ from scipy import stats as sps
 
 from harness.stats.cells import (DEFAULT_WARMUP, CellData, GroupKey, cell_value, cells_of, groups_of, slope_series,
                                  token_values)
-from harness.stats.estimators import (BCA_MAX_N, CONFIDENCE, N_RESAMPLES, SEED, boot, bootstrap_ci, stat_fn,
-                                      t_ci, theil_sen)
+from harness.stats.estimators import (CONFIDENCE, N_RESAMPLES, NO_INTERVAL_N1, SEED, block_bootstrap_ci,
+                                      block_bootstrap_diff, bootstrap_ci, stat_fn, stratified_theil_sen, t_ci)
+from harness.stats.memory import cell_events, floor_points, segments
 from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, OTHER_METRICS, STEP_SLOPES, TOKEN_METRICS,
-                                   default_stat, deterministic, metric_kind, metric_unit)
+                                   default_stat, deterministic, growth_series, metric_kind, metric_unit)
 
 #: Cell statuses that count as a failure of their configuration (budgets fail on them).
 FAILED_STATUSES = ("failed", "device-lost")
@@ -71,6 +78,9 @@ class Estimate:
     mean: float | None = None
     warmup: int = DEFAULT_WARMUP
     per_rep: list = field(default_factory=list)
+    #: growth metrics: what the slope was fitted to, per repetition: ``floors`` (values after
+    #: collections), ``flat`` (never rose), ``series`` (fewer than two collections), joined by +
+    basis: str = ""
 
     def to_dict(self) -> dict:
         """JSON-ready dict (non-finite numbers as ``None``)."""
@@ -104,7 +114,7 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
         if not per:
             return None
         x = np.concatenate(per)
-        lo, hi, how = bootstrap_ci(x, stat, confidence)
+        lo, hi, how = block_bootstrap_ci(per, stat, confidence)
         return Estimate(metric, kind, unit, stat, float(stat_fn(stat)(x)), lo, hi, how, len(x), len(per),
                         float(np.median(x)), float(np.mean(x)), warmup,
                         [float(stat_fn(stat)(p)) for p in per])
@@ -115,28 +125,40 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
         x = np.asarray(vals)
         if stat == "mean":
             lo, hi, how = t_ci(x, confidence)
+        elif len(x) < 2:
+            lo, hi, how = None, None, NO_INTERVAL_N1
         elif stat in ("min", "max"):
             lo, hi, how = None, None, "none"
         else:
             lo, hi, how = bootstrap_ci(x, stat, confidence) if len(x) >= 5 else (None, None, "none")
         return Estimate(metric, kind, unit, stat, float(stat_fn(stat)(x)), lo, hi, how, len(x), len(x),
                         float(np.median(x)), float(np.mean(x)), warmup, [float(v) for v in vals])
-    # slope: one fit over every repetition, each centred on its own median
-    xs, ys, per = [], [], []
+    # slope: one Theil–Sen fit over every repetition's floors (harness/stats/memory.py), pairs
+    # within a repetition (or, without floors, within a stretch between collections) only, so
+    # offsets between contexts and drops at collections never count as growth
+    strata, per, bases, res = [], [], [], []
     for c in cells:
-        x, y = slope_series(c, metric, warmup)
-        if len(x) >= 2:
-            xs.append(x)
-            ys.append(y - np.median(y))
-            per.append(theil_sen(x, y, confidence)[0])
-    if not xs:
+        x, y, basis, rate = floor_points(c, growth_series(metric) or "", warmup)
+        if len(x) < 2:
+            continue
+        parts = segments(x, y, cell_events(c)[0] + cell_events(c)[1]) if basis == "series" else [(x, y)]
+        strata += parts
+        bases.append(basis)
+        per.append(stratified_theil_sen(parts)[0])
+        if basis == "floors":
+            res.append(rate / (x.max() - x.min()))
+    if not strata:
         return None
-    slope, lo, hi, n = theil_sen(np.concatenate(xs), np.concatenate(ys), confidence)
+    slope, lo, hi, n = stratified_theil_sen(strata, confidence)
     if slope is None:
         return None
-    pooled = np.concatenate(ys)
-    how = "none" if lo is None else ("exact" if np.all(pooled == pooled[0]) else "theil-sen")
-    return Estimate(metric, kind, unit, "slope", slope, lo, hi, how, n, len(xs), None, None, warmup, per)
+    if res:  # floors: at least ± one token's growth over their span
+        r = max(res)
+        lo, hi = (slope - r, slope + r) if lo is None else (min(lo, slope - r), max(hi, slope + r))
+    flat = all(np.all(y == y[0]) for _, y in strata)
+    how = "exact" if flat and lo is not None else ("none" if lo is None else "theil-sen")
+    return Estimate(metric, kind, unit, "slope", slope, lo, hi, how, n, len(bases), None, None, warmup, per,
+                    "+".join(sorted(set(bases))))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -204,16 +226,16 @@ def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, wa
                 rlo = rhi = rel
                 how = "exact"
         elif stat not in ("min", "max") and len(xa) >= 2 and len(xb) >= 2:
-            fn = stat_fn(stat)
-            method = "BCa" if stat == "mean" and max(len(xa), len(xb)) <= BCA_MAX_N else "percentile"
-            lo, hi, how = boot((xa, xb), lambda x, y, axis=-1: fn(y, axis=axis) - fn(x, axis=axis),
-                                method, confidence, SEED)
-            if ea.value != 0 and np.all(xa > 0):
-                rlo, rhi, _ = boot((xa, xb), lambda x, y, axis=-1: fn(y, axis=axis) / fn(x, axis=axis) - 1,
-                                    method, confidence, SEED)
+            (lo, hi), (rlo, rhi), how = block_bootstrap_diff(
+                [token_values(c, metric, warmup) for c in a_cells], [token_values(c, metric, warmup) for c in b_cells],
+                stat, confidence)
+            if ea.value == 0:
+                rlo = rhi = None
     elif kind == "cell":
         va, vb = np.asarray(ea.per_rep), np.asarray(eb.per_rep)
-        if np.all(va == va[0]) and np.all(vb == vb[0]) and stat == "mean":
+        if len(va) < 2 or len(vb) < 2:
+            how = NO_INTERVAL_N1  # no CI, so never "significant", from one repetition on a side
+        elif np.all(va == va[0]) and np.all(vb == vb[0]) and stat == "mean":
             if deterministic(metric):
                 lo = hi = d
                 how = "exact"
@@ -261,7 +283,9 @@ class GroupStats:
 @dataclass
 class RunStats:
     """Statistics of a run folder: :class:`GroupStats` per group and :class:`Difference` per
-    variant pair (every pair within one family, the plan's earlier variant as ``a``) and metric."""
+    variant pair (every pair within one family, the plan's earlier variant as ``a``), and per
+    pair of sweep points of one variant (``--param KEY=A,B,C``, the earlier value as ``a``), and
+    metric."""
 
     warmup: int
     confidence: float
@@ -276,8 +300,11 @@ class RunStats:
     def to_dict(self) -> dict:
         """``stats.json``'s body: settings, methods, groups and differences."""
         return {"warmup_steps": self.warmup, "confidence": self.confidence,
-                "methods": {"token": "bootstrap over tokens after warm-up (BCa for mean, percentile for median)",
-                            "cell": "Student's t over repetitions", "slope": "Theil-Sen, Sen's CI",
+                "methods": {"token": "circular block bootstrap over tokens after warm-up, blocks of ceil(n^(1/3)) "
+                                     "consecutive tokens within each repetition, percentile interval",
+                            "cell": "Student's t over repetitions (none from one repetition)",
+                            "slope": "Theil-Sen over the floors after collections (harness/stats/memory.py), Sen's CI "
+                                     "widened to at least one token's growth over the floors' span",
                             "n_resamples": N_RESAMPLES, "seed": SEED},
                 "groups": [g.to_dict() for g in self.groups.values()],
                 "differences": [d.to_dict() for d in self.differences]}
@@ -293,10 +320,13 @@ def available_metrics(cells: list[CellData]) -> list[str]:
     names += [m for m, (col, _, _) in CELL_STEP_METRICS.items() if has(col)]
     names += [m for m, (col, _) in STEP_SLOPES.items() if has(col)]
     ptypes = sorted({str(p) for cd in cells if len(cd.memory)
-                     for p in cd.memory.loc[cd.memory["source"] == "psutil", "process_type"].dropna().unique()})
+                     for p in cd.memory.loc[cd.memory["source"].isin(("psutil", "footprint")), "process_type"].dropna().unique()})
     names += [f"peak_rss_bytes_{p}" for p in ptypes] + [f"rss_growth_bytes_per_token_{p}" for p in ptypes]
     if ptypes:
         names += ["peak_rss_bytes_all", "rss_growth_bytes_per_token_all"]
+    configs = sorted({str(c) for cd in cells if "extra_config" in cd.steps and "extra_us_per_dispatch" in cd.steps
+                      for c in cd.steps.dropna(subset=["extra_us_per_dispatch"])["extra_config"].dropna().unique()})
+    names += [f"us_per_dispatch_{c}" for c in configs]
     if any(len(cd.memory) and (cd.memory["source"] == "cdp").any() for cd in cells):
         names += list(OTHER_METRICS)
     names = [n for n in names if metric_kind(n) is not None]  # e.g. a process type with odd characters
@@ -328,7 +358,12 @@ def compute(tables, warmup: int = DEFAULT_WARMUP, metrics: list[str] | None = No
         for key, g in groups.items():
             if g.cells:
                 families.setdefault(key.family, []).append(key)
-        for keys in families.values():
+        # the points of a sweep (--param KEY=A,B,C) of the same variant: compared with each other too
+        sweeps: dict[tuple, list[GroupKey]] = {}
+        for key, g in groups.items():
+            if g.cells and key.sweep:
+                sweeps.setdefault(key.sweep_family, []).append(key)
+        for keys in [*families.values(), *sweeps.values()]:
             for ka, kb in combinations(keys, 2):
                 a, b = [c for c in cells if c.key == ka and c.status == "ok"], [c for c in cells if c.key == kb and c.status == "ok"]
                 for m in names:

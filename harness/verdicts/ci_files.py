@@ -75,6 +75,16 @@ def write_stats(out_dir: Path, run: S.RunStats | None, diffs: list[S.Difference]
     return paths
 
 
+def write_memory_series(out_dir: Path, rows: list[dict]) -> Path:
+    """``memory_series.csv``: one row per cell × memory series, classified
+    (harness/stats/workloads/memory.py ``COLUMNS``); only the header when there is none."""
+    from harness.stats.workloads.memory import COLUMNS
+
+    path = Path(out_dir) / "memory_series.csv"
+    _write_csv(path, COLUMNS, rows)
+    return path
+
+
 def junit_xml(results: list[BudgetResult], path: Path, suite: str = "webgpu-harness budgets") -> Path:
     """Write JUnit XML: one ``<testcase classname="webgpu-harness.budgets" name=BUDGET NAME>`` per
     budget; a failed one holds ``<failure message=...>`` with every failing check, a skipped one

@@ -2,7 +2,10 @@
 
 Configurations (groups of :mod:`harness.stats`: browser × workload × variant × profile ×
 parameters, the repetitions pooled) are matched by that key — plus the machine label when a
-merged run holds the same configuration from several machines. For each match and each metric
+merged run holds the same configuration from several machines. Configurations left unmatched
+that differ only in their parameters (e.g. run A with ``--param max_pending_dispatches=1``, run
+B with ``=16``) are matched with each other when each has exactly one such partner, and flagged
+with the parameters that differ: comparing them is the point of a parameter change. For each match and each metric
 both runs have: A's and B's estimate with 95% CIs and the difference with its CI
 (:func:`harness.stats.difference`: two-sample bootstrap for per-token metrics, Welch's t for
 per-repetition ones). A match whose environment differs (browser version, adapter, WebGPU
@@ -35,10 +38,13 @@ class Match:
     b: S.GroupStats
     env_differs: list[str]
     differences: list[S.Difference]
+    #: ``["max_pending_dispatches 1 → 16"]`` when the two configurations differ in parameters
+    params_differ: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready dict of the match (``compare.json`` → ``matches``)."""
         return {"group": self.label, "env_a": self.a.env, "env_b": self.b.env, "env_differs": self.env_differs,
+                "params_differ": self.params_differ,
                 "a": {m: e.to_dict() for m, e in self.a.metrics.items()},
                 "b": {m: e.to_dict() for m, e in self.b.metrics.items()},
                 "differences": [d.to_dict() for d in self.differences]}
@@ -81,6 +87,30 @@ def _match_key(k: S.GroupKey, with_machine: bool) -> tuple:
     return (k.browser, k.workload, k.variant, k.profile, k.params) + ((k.machine,) if with_machine else ())
 
 
+def params_differences(a: S.GroupKey, b: S.GroupKey) -> list[str]:
+    """``["max_pending_dispatches 1 → 16"]``: parameters whose values differ between two keys."""
+    import json
+
+    pa, pb = json.loads(a.params or "{}"), json.loads(b.params or "{}")
+    return [f"{k} {pa.get(k, '—')} → {pb.get(k, '—')}" for k in sorted(set(pa) | set(pb)) if pa.get(k) != pb.get(k)]
+
+
+def _loose_pairs(ka: dict, kb: dict, with_machine: bool) -> list[tuple[tuple, tuple]]:
+    """Unmatched keys of A and B that differ only in parameters, one partner on each side."""
+    def loose(k: S.GroupKey) -> tuple:
+        return (k.browser, k.workload, k.variant, k.profile) + ((k.machine,) if with_machine else ())
+
+    left_a = [m for m in ka if m not in kb]
+    left_b = [m for m in kb if m not in ka]
+    pairs = []
+    for ma in left_a:
+        mates = [mb for mb in left_b if loose(kb[mb]) == loose(ka[ma])]
+        same = [m for m in left_a if loose(ka[m]) == loose(ka[ma])]
+        if len(mates) == 1 and len(same) == 1:
+            pairs.append((ma, mates[0]))
+    return pairs
+
+
 def _needs_machine(run: S.RunStats) -> bool:
     keys = [_match_key(k, False) for k, g in run.groups.items() if g.cells]
     return len(keys) != len(set(keys))
@@ -106,22 +136,25 @@ def compare(a_tables, b_tables, a_name: str = "A", b_name: str = "B", warmup: in
     machine = _needs_machine(sa) or _needs_machine(sb)
     ka = {_match_key(k, machine): k for k, g in sa.groups.items() if g.cells}
     kb = {_match_key(k, machine): k for k, g in sb.groups.items() if g.cells}
-    common = [k for k in ka if k in kb]
+    common = [(k, k) for k in ka if k in kb] + _loose_pairs(ka, kb, machine)
     if not common:
         raise NoCommonCells(
             f"runs have no cells in common (browser × workload × variant × profile × parameters): "
             f"{a_name} has {', '.join(sa.groups[k].key.label for k in ka.values()) or 'no ok cells'}; "
             f"{b_name} has {', '.join(sb.groups[k].key.label for k in kb.values()) or 'no ok cells'}")
     matches = []
-    for mk in common:
-        ga, gb = sa.groups[ka[mk]], sb.groups[kb[mk]]
-        ca, cb = sa.ok_cells(ka[mk]), sb.ok_cells(kb[mk])
+    for mka, mkb in common:
+        ga, gb = sa.groups[ka[mka]], sb.groups[kb[mkb]]
+        ca, cb = sa.ok_cells(ka[mka]), sb.ok_cells(kb[mkb])
         names = [m for m in ga.metrics if m in gb.metrics]
         diffs = [d for d in (S.difference(ca, cb, m, warmup, a_label=f"{a_name}:{ga.key.label}",
                                           b_label=f"{b_name}:{gb.key.label}") for m in names) if d is not None]
-        matches.append(Match(gb.key.label, ga, gb, env_differences(ga, gb), diffs))
+        pdiff = params_differences(ga.key, gb.key)
+        label = gb.key.label + (f" [parameters {'; '.join(pdiff)}]" if pdiff else "")
+        matches.append(Match(label, ga, gb, env_differences(ga, gb), diffs, pdiff))
+    used_a, used_b = {m for m, _ in common}, {m for _, m in common}
     return Comparison(str(a_dir), str(b_dir), a_name, b_name,
                       sa, sb, matches,
-                      [sa.groups[ka[k]].key.label for k in ka if k not in kb],
-                      [sb.groups[kb[k]].key.label for k in kb if k not in ka],
+                      [sa.groups[ka[k]].key.label for k in ka if k not in used_a],
+                      [sb.groups[kb[k]].key.label for k in kb if k not in used_b],
                       a_tables.manifest, b_tables.manifest)

@@ -59,7 +59,8 @@ def test_constant_samples_have_an_exact_interval_and_single_ones_none():
     assert S.bootstrap_ci([42.0] * 30) == (42.0, 42.0, "exact")
     assert S.bootstrap_ci([3.0]) == (3.0, 3.0, "exact")
     assert S.bootstrap_ci([1.0, 2.0], "max") == (None, None, "none")
-    assert S.t_ci([5.0]) == (5.0, 5.0, "exact")
+    assert S.t_ci([5.0]) == (None, None, "n=1: no interval")   # one repetition: no interval
+    assert S.t_ci([5.0, 5.0]) == (5.0, 5.0, "exact")
     assert S.t_ci([5.0, 6.0])[2] == "t"
 
 
@@ -71,7 +72,7 @@ def test_difference_of_medians_covers_a_planted_shift():
         a = [_cell(f"a{r}", "fresh", r, {"wall_ms": 10 + rng.gamma(2.0, 1.0, 40)}) for r in range(2)]
         b = [_cell(f"b{r}", "reuse", r, {"wall_ms": 12 + rng.gamma(2.0, 1.0, 40)}) for r in range(2)]
         d = S.difference(a, b, "ms_per_token", warmup=0)
-        assert d.stat == "median" and d.ci_method == "bootstrap-percentile"
+        assert d.stat == "median" and d.ci_method == "block-bootstrap-percentile"
         hits.append(d.diff_low <= 2.0 <= d.diff_high)
         true_rel = 2.0 / (10 + 1.678346990016661)  # gamma(2, 1) median = 1.678...
         rel_hits.append(d.rel_low <= true_rel <= d.rel_high)

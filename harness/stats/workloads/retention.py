@@ -3,7 +3,8 @@
 Retention: per cell, live GPUBindGroup wrappers over tokens, collection events (steps in which
 the engine's GC collected bind groups — the sudden drops), modeled native memory of live bind
 groups under emulated WebGPU, measured content-process RSS, and the token at which
-``--memory-budget`` would have been exceeded. The onnxruntime field report's Safari figures
+``--memory-budget`` would have been exceeded, and (emulated) the token at which the modeled
+bytes would reach that budget if they keep growing as classified (harness/stats/memory.py). The onnxruntime field report's Safari figures
 (:data:`FIELD_REPORT`; references.md: microsoft/onnxruntime #33750) are shown beside ours,
 labelled as reported there, never as measured here.
 
@@ -14,8 +15,8 @@ per-token hit rate. (Markup: reports/templates/retention.j2, onnxruntime.j2.)
 from __future__ import annotations
 
 import pandas as pd
-from scipy.stats import theilslopes
 
+from harness.stats.memory import cell_classes, projection
 from harness.tables import CONTENT_PROCESS_TYPES
 
 #: What the onnxruntime field report saw in Safari (references.md). Reported, not measured here.
@@ -53,24 +54,25 @@ def content_rss_by_token(tables, cell: str) -> pd.Series:
     return m.dropna(subset=["token"]).groupby("token")["rss_bytes"].max()
 
 
-def projection(c: pd.DataFrame) -> dict | None:
-    """Tokens until the modeled native bytes reach the field report's 2,048 MB, from the cell's
-    Theil–Sen slope (bytes/token): ``{"tokens", "slope_bytes_per_token"}``, ``{"tokens": None}``
-    when the slope is not positive, None with fewer than 4 points."""
-    y = c["modeled_native_bytes"].dropna()
-    if len(y) < 4:
+def modeled_projection(cell, budget: float | None, warmup: int = 1) -> dict | None:
+    """The modeled native bytes of ``cell`` (a :class:`harness.stats.cells.CellData`) projected to
+    ``budget`` (``--memory-budget``) by its class (:func:`harness.stats.memory.projection`: the
+    floor slope for retained growth, the rate between collections for growing-until-collected,
+    none for bounded), with ``kind``; None when the cell has no modeled bytes."""
+    mc = cell_classes(cell, warmup).get("modeled_native_bytes") if cell is not None else None
+    if mc is None:
         return None
-    slope, intercept, _, _ = theilslopes(y.values, c.loc[y.index, "step"].values)
-    if slope <= 0:
-        return {"tokens": None, "slope_bytes_per_token": float(slope)}
-    return {"tokens": float((FIELD_REPORT["kill_bytes"] - intercept) / slope), "slope_bytes_per_token": float(slope)}
+    return {**projection(mc, budget), "kind": mc.kind}
 
 
-def retention_rows(tables) -> list[dict]:
+def retention_rows(tables, run=None) -> list[dict]:
     """One dict per cell with steps: its summary ``row``, createBindGroup per token, live max/end,
     collection events and bind groups collected per event, modeled native bytes max (emulated
-    only), content RSS max, would-be-killed token and budget, and the modeled projection."""
+    only), content RSS max, would-be-killed token and budget, and the modeled projection to the
+    budget (:func:`modeled_projection`; ``run``: the :class:`harness.stats.run.RunStats`)."""
     s, st = tables.summary, tables.steps
+    data = {c.cell: c for c in run.cells} if run is not None else {}
+    warmup = run.warmup if run is not None else 1
     cells = s[s["cell"].isin(set(st["cell"]))] if len(st) else s.iloc[0:0]
     rows = []
     for _, row in cells.iterrows():
@@ -85,14 +87,16 @@ def retention_rows(tables) -> list[dict]:
             "modeled_max": row.get("modeled_native_bytes_max") if emulated else None,
             "rss_max": row.get("content_rss_bytes_max"), "killed": row.get("would_be_killed_at_token"),
             "budget": row.get("memory_budget_bytes"),
-            "projection": projection(c) if emulated else None,
+            "projection": modeled_projection(data.get(row["cell"]), row.get("memory_budget_bytes")
+                                             if pd.notna(row.get("memory_budget_bytes")) else None, warmup)
+            if emulated else None,
         })
     return rows
 
 
 def numbers(tables, run=None) -> dict | None:
     """``{"rows", "engines", "budget_bytes", "field"}`` or None when no cell has steps."""
-    rows = retention_rows(tables)
+    rows = retention_rows(tables, run)
     if not rows:
         return None
     budgets = [r["budget"] for r in rows if r["budget"] and not pd.isna(r["budget"])]

@@ -1,0 +1,57 @@
+"""Forced collections every N tokens (``--gc-checkpoints N``), so that what survives a full GC
+shows (harness/stats/memory.py reads the floors after them).
+
+Where the driver can (Chromium: the DevTools protocol's ``HeapProfiler.collectGarbage`` on the
+workload worker's target, harness/drive/playwright.py), each time the cell's last reported step
+has gone N tokens past the last request the probe asks for a full collection and, when the
+engine answers that it is done, records a ``gc_checkpoint`` sample ``{token, time_s,
+done_token, done_s, forced: true}`` (``token``/``time_s``: the last step the harness had seen
+and the time when it asked; ``done_*``: the same when the answer came). The worker keeps
+running meanwhile (the collection runs when its thread takes the request); the
+FinalizationRegistry probe sees the wrappers it freed in the steps after. Where the driver cannot, one sample
+``{forced: false, reason}`` says so and nothing else is recorded.
+"""
+
+from __future__ import annotations
+
+from harness.probe.base import Probe
+
+
+class GcCheckpointProbe(Probe):
+    """Every ``gc_checkpoints`` tokens (plan setting; 0 = off): one forced collection."""
+
+    name = "gc_checkpoints"
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.every = int(getattr(ctx.settings, "gc_checkpoints", 0) or 0)
+        self._next = self.every - 1  # after steps N-1, 2N-1, ...: every N tokens
+        self._told = False
+
+    @classmethod
+    def enabled(cls, settings) -> bool:
+        return int(getattr(settings, "gc_checkpoints", 0) or 0) > 0
+
+    def _answered(self) -> None:
+        for (token, asked_s), ok in self.ctx.session.collections_done():
+            self.ctx.record([{"kind": "gc_checkpoint", "forced": ok, "token": token, "time_s": asked_s,
+                              "done_token": self.ctx.token(), "done_s": round(self.ctx.store.elapsed_s(), 4),
+                              **({} if ok else {"reason": "the engine answered with an error"})}])
+
+    def stop(self) -> None:
+        self._answered()
+
+    def poll(self, now: float) -> None:
+        self._answered()
+        token = self.ctx.token()
+        if token is None or token < self._next:
+            return
+        self._next = token + self.every
+        asked = (token, round(self.ctx.store.elapsed_s(), 4))
+        if self.ctx.session.collect_garbage(asked):
+            pass
+        elif not self._told:
+            self._told = True
+            why = self.ctx.session.no_devtools or "the worker's DevTools target was not found"
+            self.ctx.record([{"kind": "gc_checkpoint", "forced": False, "token": token,
+                              "time_s": round(self.ctx.store.elapsed_s(), 4), "reason": f"not available: {why}"}])

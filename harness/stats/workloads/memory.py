@@ -1,0 +1,97 @@
+"""Numbers of the report section "Memory: bounded, growing until collected, or retained" and of
+``memory_series.csv``: every memory-like series of every ok cell classified
+(:mod:`harness.stats.memory`), its projection to ``--memory-budget``, and per configuration
+whether tokens with a collection event are slower than the rest (GC vs latency).
+
+GC vs latency: per group, ``wall_ms`` of tokens after warm-up with a collection event (the
+worker saw wrappers collected, or a forced collection landed) vs the other tokens: both
+medians and the difference of medians (event − rest) with a 95% two-sample bootstrap interval
+(:func:`harness.stats.estimators.boot`, percentile); no interval with fewer than 2 tokens on a
+side. A collection the worker did not see (no wrapper of ours freed) is not counted, so the
+"rest" may hold collections too: the difference is a lower bound of a GC's cost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.stats.estimators import CONFIDENCE, SEED, boot
+from harness.stats.memory import cell_classes, cell_events, projection
+
+#: memory_series.csv columns, in order.
+COLUMNS = ["cell", "group", "series", "unit", "class", "points", "first", "last", "max", "events", "forced_events",
+           "floors", "floor_slope", "floor_ci_low", "floor_ci_high", "rate_between_collections", "series_slope",
+           "budget_bytes", "projected_tokens_to_budget", "projection_slope", "projection_basis", "reason"]
+
+
+def rows(run, budget_bytes: float | None = None) -> list[dict]:
+    """One dict per ok cell × memory series (:data:`COLUMNS`); byte series growing or retained
+    are projected to ``budget_bytes`` (``--memory-budget``)."""
+    budget = budget_bytes
+    out = []
+    for c in run.cells:
+        if c.status != "ok":
+            continue
+        for name, mc in cell_classes(c, run.warmup).items():
+            p = projection(mc, budget)
+            out.append({"cell": c.cell, "group": c.key.label, "series": name, "unit": mc.unit, "class": mc.kind,
+                        "label": mc.label, "points": mc.points, "first": mc.first, "last": mc.last, "max": mc.max,
+                        "events": " ".join(str(e) for e in mc.events),
+                        "forced_events": " ".join(str(e) for e in mc.forced),
+                        "n_events": len(mc.events), "floors": " ".join(f"{int(t)}:{v:g}" for t, v in mc.floors),
+                        "floor_slope": mc.floor_slope, "floor_ci_low": mc.floor_low, "floor_ci_high": mc.floor_high,
+                        "rate_between_collections": mc.rate, "series_slope": mc.series_slope,
+                        "budget_bytes": p["budget_bytes"], "projected_tokens_to_budget": p["tokens"],
+                        "projection_slope": p["slope"] if p["tokens"] is not None else None,
+                        "projection_basis": p["which"] if p["tokens"] is not None else p["why"],
+                        "reason": mc.reason})
+    return out
+
+
+def gc_latency(run) -> list[dict]:
+    """Per group with ok cells: ``{group, n_event, n_rest, event_median, rest_median, diff, low,
+    high, significant}`` (ms; see the module docstring)."""
+    out = []
+    for key, g in run.groups.items():
+        ev_ms, rest_ms = [], []
+        for c in run.ok_cells(key):
+            s = c.steps
+            if "wall_ms" not in s or not len(s):
+                continue
+            natural, forced = cell_events(c)
+            events = set(natural) | set(forced)
+            s = s[(s["step"] >= run.warmup) & s["wall_ms"].notna()]
+            hit = s["step"].astype(int).isin(events)
+            ev_ms += s.loc[hit, "wall_ms"].tolist()
+            rest_ms += s.loc[~hit, "wall_ms"].tolist()
+        if not ev_ms or not rest_ms:
+            continue
+        a, b = np.asarray(rest_ms, float), np.asarray(ev_ms, float)
+        d = float(np.median(b) - np.median(a))
+        lo = hi = None
+        if len(a) >= 2 and len(b) >= 2:
+            lo, hi, _ = boot((a, b), lambda x, y, axis=-1: np.median(y, axis=axis) - np.median(x, axis=axis),
+                             "percentile", CONFIDENCE, SEED)
+        out.append({"group": key.label, "n_event": len(b), "n_rest": len(a), "event_median": float(np.median(b)),
+                    "rest_median": float(np.median(a)), "diff": d, "low": lo, "high": hi,
+                    "significant": None if lo is None else bool(lo > 0 or hi < 0)})
+    return out
+
+
+def numbers(tables, run) -> dict | None:
+    """``{"rows", "gc_latency", "budget_bytes", "kinds", "events"}`` (``events``: cell → natural and
+    forced collection event tokens) or None when no ok cell has a memory series."""
+    budget = (tables.manifest.get("parameters") or {}).get("memory_budget_bytes")
+    r = rows(run, budget)
+    if not r:
+        return None
+    kinds = {}
+    for x in r:
+        kinds.setdefault(x["class"], 0)
+        kinds[x["class"]] += 1
+    events = {}
+    for c in run.cells:
+        if c.status == "ok":
+            natural, forced = cell_events(c)
+            events[c.cell] = {"natural": natural, "forced": forced}
+    return {"rows": r, "gc_latency": gc_latency(run), "budget_bytes": budget, "kinds": kinds, "events": events}
