@@ -17,10 +17,10 @@ import re
 from functools import lru_cache
 from typing import Any, Iterable
 
-from harness import REPO_ROOT
+from harness import locations
 from harness.workloads import Parameter, ParameterError
 
-INTERNALS = REPO_ROOT / "web" / "emulation" / "internals.js"
+INTERNALS = locations.web_dir() / "emulation" / "internals.js"
 
 
 class EmulationOptionError(ValueError):
