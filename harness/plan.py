@@ -215,8 +215,7 @@ def engine_params(wls: list[Workload], profiles: dict[str, str | None], params: 
         mine.setdefault("ortDist", ort.dist_url)
         mine.setdefault("ortVersion", ort.version)
         if um is not None:
-            prefix, folder = um.root
-            extra_roots[prefix] = folder
+            extra_roots.update(um.files)  # the model and its external data only, not its folder
             mine.update(model=um.url, externalData=um.external_data_param())
             profiles[name] = "model-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in um.path.stem)
     return extra_roots
@@ -313,7 +312,8 @@ class RunPlan:
     headed: bool = False
     browser_path: str | None = None
     browser_args: list[str] = field(default_factory=list)
-    #: extra folders the server serves: URL prefix → folder (e.g. a --model's folder)
+    #: extra paths the server serves: URL prefix → folder, or URL path → single file (a --model
+    #: and its external data files)
     extra_roots: dict[str, Path] = field(default_factory=dict)
     without_browser_args: list[str] = field(default_factory=list)
     memory_interval_s: float = DEFAULT_MEMORY_INTERVAL_S
