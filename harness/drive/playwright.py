@@ -11,6 +11,7 @@ import json
 
 from harness.drive import processes
 from harness.drive.base import BrowserSession, Located, ProcessInfo
+from harness.drive.reaper import REAPER
 
 
 class PlaywrightSession(BrowserSession):
@@ -29,8 +30,13 @@ class PlaywrightSession(BrowserSession):
             else:
                 self._browser = self._pw.chromium.launch(
                     executable_path=located.executable, headless=not headed, args=args)
-        except Exception as exc:
-            self._pw.stop()
+        except BaseException as exc:  # Ctrl-C during a launch too: stop the driver and its browser
+            try:
+                self._pw.stop()
+            except Exception:
+                pass
+            if not isinstance(exc, Exception):
+                raise
             raise RuntimeError(f"could not launch {located.executable}: {str(exc).splitlines()[0]}") from exc
         self.version = self._browser.version
         new = [p for p in processes.descendants() if p.pid not in before]
@@ -39,6 +45,11 @@ class PlaywrightSession(BrowserSession):
         else:
             self._root = next((p for p in new if processes.chrome_type(p) == "browser"
                                and "chrom" in p.name().lower()), None)
+        # Playwright's node driver (in our process group) and the browser, which Playwright
+        # starts detached, in a group of its own: the reaper ends both whatever happens to us
+        self._node = next((p for p in new if "node" in p.name().lower()), None)
+        REAPER.track(self._node.pid if self._node else None, "playwright driver (node)")
+        REAPER.track(self._root.pid if self._root else None, f"{engine} browser", group=True)
         self._death: str | None = None
         self._browser.on("disconnected", lambda *_: self._set_death("browser disconnected (the browser process exited or was killed)"))
         self._context = None
@@ -79,8 +90,10 @@ class PlaywrightSession(BrowserSession):
             self._set_death(f"browser connection lost: {str(exc).splitlines()[0]}")
 
     def dead(self) -> str | None:
-        if self._death is None and self._root is not None and not self._root.is_running():
-            self._set_death("browser process exited")
+        if self._death is None and self._node is not None and not processes.running(self._node.pid):
+            self._set_death(f"Playwright's driver (node, pid {self._node.pid}) exited")
+        if self._death is None and self._root is not None and not processes.running(self._root.pid):
+            self._set_death(f"browser process (pid {self._root.pid}) exited")
         return self._death
 
     def processes(self) -> list[ProcessInfo]:
@@ -126,3 +139,6 @@ class PlaywrightSession(BrowserSession):
                 step()
             except Exception:
                 pass
+        # whatever the driver did not end (a killed node driver leaves its browser running)
+        REAPER.end(self._root.pid if self._root else None, grace_s=1)
+        REAPER.end(self._node.pid if self._node else None, grace_s=1)

@@ -14,6 +14,7 @@ import psutil
 
 from harness.drive import processes
 from harness.drive.base import BrowserSession, ProcessInfo
+from harness.drive.reaper import REAPER
 from harness.drive.xvfb import Xvfb
 
 #: Seconds any single WebDriver command may take before it is cut and the cell recorded failed.
@@ -39,9 +40,25 @@ class WebDriverSession(BrowserSession):
         proc = getattr(service or getattr(driver, "service", None), "process", None)
         self._root = psutil.Process(proc.pid) if proc else None
         self._death: str | None = None
+        self._page_pid: int | None = None
 
     def open(self, url: str) -> None:
+        self._page_pid = None
         self._call(lambda: self._driver.get(url))
+
+    def page_process(self) -> int | None:
+        """Pid of the web content process that hosts the open page's worker: the
+        WebKitWebProcess with a ``WebCore: Worker`` thread (WebKit names a dedicated worker's
+        thread so; Linux ``/proc/<pid>/task/*/comm``). Other web processes (a prewarmed or
+        suspended one) do not count. None until the worker started, or where threads cannot be
+        read (macOS, a cell on the page's main thread)."""
+        if self._page_pid is not None or self._root is None:
+            return self._page_pid
+        for p in processes.descendants(self._root.pid):
+            if processes.webkit_process_type(p) == "WebKitWebProcess" and "WebCore: Worker" in processes.thread_names(p):
+                self._page_pid = p.pid
+                break
+        return self._page_pid
 
     def _call(self, fn):
         try:
@@ -64,10 +81,16 @@ class WebDriverSession(BrowserSession):
             return self._death
         if self._root is not None and (not self._root.is_running() or processes.zombie(self._root)):
             self._death = "WebDriver server exited"
+        elif self._page_pid is not None and not processes.running(self._page_pid):
+            self._death = f"the web content process hosting the page (WebKitWebProcess pid {self._page_pid}) exited (crashed or was killed)"
         elif self._root is not None:
             kids = processes.descendants(self._root.pid)
             if not any(processes.webkit_process_type(p) in ("WebKitWebProcess", "WebContent") for p in kids):
                 self._death = "web content process exited (crashed or was killed)"
+            elif not any(processes.webkit_process_type(p) == "MiniBrowser" for p in kids) and self.name == "webkit":
+                self._death = "MiniBrowser (the browser process) exited"
+        if self._death is None:
+            self.page_process()  # found once the page's worker runs
         return self._death
 
     def processes(self) -> list[ProcessInfo]:
@@ -91,5 +114,6 @@ class WebDriverSession(BrowserSession):
                     p.kill()
                 except psutil.Error:
                     pass
+            REAPER.end(self._root.pid, grace_s=1)  # and anything of its group that left the tree
         if self._xvfb:
             self._xvfb.stop()
