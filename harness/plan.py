@@ -11,6 +11,7 @@ them in round-robin order (:meth:`RunPlan.cells`).
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -262,6 +263,8 @@ def check_new_run_dir(path: Path, option: str = "--output") -> Path:
         if p.exists() and not p.is_dir():
             raise PlanError(f"{option} {path}: {p} is a file; give a folder")
         if p.exists():
+            if not os.access(p, os.W_OK | os.X_OK):
+                raise PlanError(f"{option} {path}: cannot write in {p} (permission denied); give another folder")
             break
     if (path / "samples.jsonl").exists() or (path / "manifest.json").exists():
         raise PlanError(f"{path} already holds a run; choose another {option}")

@@ -17,14 +17,14 @@ from typing import List, Optional
 import typer
 
 from harness import plan as P
-from harness.cli.common import RUNS_DIR, bad_input, fail, finish, say, timestamped
+from harness.cli.common import RUNS_DIR, bad_input, err, fail, finish, say, timestamped
 from harness.cli.run import sigterm_as_interrupt
 
 
 def settle_served_cells(runner) -> None:
     """Give each served cell whose worker reported done/skip/error its status (``device-lost``
     when the worker reported a lost device first, as in ``run``)."""
-    from harness.drive.runner import lost_or
+    from harness.drive.runner import finish_status, lost_or
 
     for cell in runner.cells:
         st = runner.store.cells[cell.cell]
@@ -33,6 +33,9 @@ def settle_served_cells(runner) -> None:
             cell.reason = st.reason if cell.status != "failed" else f"workload error: {st.reason}"
             if st.device_lost is not None and st.outcome != "skip":
                 cell.status, cell.reason = lost_or(st, "failed", cell.reason or "the workload finished")
+            if cell.status != "skipped":
+                cell.status, cell.reason = finish_status(st, cell.status, cell.reason)
+            runner.store.end(cell.cell, cell.status)
             runner.record_env(cell, st.env)
             runner.write_manifest()
             say(f"{cell.cell}: {cell.status} {cell.reason}")
@@ -44,12 +47,13 @@ def serve(
     profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Model profile."),
     tokens: int = typer.Option(64, "--tokens", "-n", help="Tokens per cell."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder for the samples."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only; another address, e.g. 0.0.0.0 for a phone, prints a warning: every URL carries the run's token)."),
     port: int = typer.Option(0, "--port", help="Port (0: a free one)."),
     label: str = typer.Option("manual", "--label", help="Browser label recorded for these cells."),
 ):
     """Serve the workloads for a browser you open yourself; samples are still recorded."""
     from harness.drive.runner import Runner, cell_config
+    from harness.serve import access
     from harness.serve.app import DEFAULT_ROOTS, ServerThread, create_app
 
     with bad_input():
@@ -66,10 +70,12 @@ def serve(
                      workload_params=params, extra_roots=extra_roots)
     runner = Runner(plan, run_dir, argv=sys.argv)
     for cell in runner.cells:
-        runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan))
+        runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan, runner.token))
     runner.write_manifest()
     try:
-        server = ServerThread(create_app(runner.store, {**DEFAULT_ROOTS, **extra_roots}), host=host, port=port)
+        app = create_app(runner.store, {**DEFAULT_ROOTS, **extra_roots}, token=runner.token,
+                         hosts=access.allowed_hosts(host))
+        server = ServerThread(app, host=host, port=port)
         server.__enter__()
     except (OSError, RuntimeError) as exc:  # bad host, port in use: leave no half-made run folder
         runner.store.close()
@@ -77,9 +83,12 @@ def serve(
         fail(f"cannot serve on {host}:{port}: {exc}")
     sigterm_as_interrupt()
     try:
-        say(f"serving at {server.url}/  (samples → {run_dir}/samples.jsonl)")
+        warning = access.public_warning(host)
+        if warning:
+            err.print(warning, highlight=False, markup=False, soft_wrap=True)
+        say(f"serving at {server.url}/?{access.TOKEN_PARAM}={runner.token}  (samples → {run_dir}/samples.jsonl)")
         for cell in runner.cells:
-            say(f"  {server.url}/web/runner.html?cell={cell.cell}")
+            say(f"  {access.runner_url(server.url, cell.cell, runner.token)}")
         while True:
             time.sleep(1)
             settle_served_cells(runner)

@@ -15,7 +15,7 @@ from conftest import run_cli
 FAILING = "decode-loop/fresh: bind_groups_per_token <= 1 after token 4"
 PASSING = "decode-loop/reuse: max(bind_groups_per_token) <= 0 after token 0"
 RELATIVE = "chromium/decode-loop/reuse: dispatches_per_token == 1.0 * fresh"
-ELSEWHERE = "webkit/*: live_bind_groups_max <= 5000"
+ELSEWHERE = "webkit/*: live_bind_groups_max <= 5000 optional"   # skipped where no WebKit cell ran
 
 
 @pytest.fixture(scope="module")
