@@ -270,6 +270,8 @@ class Runner:
                 except Exception:  # a probe's failure to stop never hides the cell's outcome
                     pass
         self.record_env(cell, state.env)
+        if state.outcome != "done":  # a process that died just before the worker's error is named in it
+            self._look_at_processes(session, cell, watched)
         if state.device_lost is not None and state.outcome != "skip":
             then = "the workload finished" if state.outcome == "done" else f"workload error: {state.reason}"
             self._finish(cell, *finish_status(state, *lost_or(state, "failed", self._blame(then))))
