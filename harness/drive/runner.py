@@ -249,8 +249,7 @@ class Runner:
                 why = session.dead()
                 if why:
                     self._look_at_processes(session, cell, watched)
-                    self._finish(cell, *finish_status(state, "failed", self._blame(
-                        f"{why}; {state.steps} steps were received and kept")))
+                    self._end(cell, state, "failed", f"{why}; {state.steps} steps were received and kept")
                     return
                 idle = now - state.last_progress_monotonic
                 limit = self.plan.start_timeout_s if state.env is None else self.plan.step_timeout_s
@@ -259,9 +258,8 @@ class Runner:
                         "before the first step" if state.last_step is None else f"after step {state.last_step}")
                     self._look_at_processes(session, cell, watched)
                     alive = ", ".join(f"{t} {pid}" for pid, t in sorted(watched.items())) or "none found"
-                    self._finish(cell, *finish_status(state, *lost_or(state, "failed", self._blame(
-                        f"timed out: no progress (a new step or a heartbeat) for {idle:.0f} s {where}; "
-                        f"processes alive: {alive}"))))
+                    self._end(cell, state, "failed", f"timed out: no progress (a new step or a heartbeat) for "
+                                                     f"{idle:.0f} s {where}; processes alive: {alive}")
                     return
         finally:
             for probe in reversed(started):
@@ -274,13 +272,19 @@ class Runner:
             self._look_at_processes(session, cell, watched)
         if state.device_lost is not None and state.outcome != "skip":
             then = "the workload finished" if state.outcome == "done" else f"workload error: {state.reason}"
-            self._finish(cell, *finish_status(state, *lost_or(state, "failed", self._blame(then))))
+            self._end(cell, state, "failed", then)
         elif state.outcome == "done":
             self._finish(cell, *finish_status(state, "ok", ""))
         elif state.outcome == "skip":
             self._finish(cell, "skipped", state.reason)
         else:
-            self._finish(cell, *finish_status(state, "failed", self._blame(f"workload error: {state.reason}")))
+            self._end(cell, state, "failed", f"workload error: {state.reason}")
+
+    def _end(self, cell: Cell, state, status: str, reason: str) -> None:
+        """Finish a cell that did not end ok: ``device-lost`` when the worker reported a lost
+        device, the processes that exited named first, delivery losses last."""
+        status, reason = lost_or(state, status, reason)
+        self._finish(cell, *finish_status(state, status, self._blame(reason)))
 
     def _look_at_processes(self, session: BrowserSession, cell: Cell, watched: dict[int, str]) -> None:
         """Update ``watched`` (pid → process named for a reason) from the session's processes;

@@ -79,8 +79,10 @@ class WebDriverSession(BrowserSession):
     def dead(self) -> str | None:
         if self._death:
             return self._death
-        if self._root is not None and (not self._root.is_running() or processes.zombie(self._root)):
-            self._death = "WebDriver server exited"
+        if self._xvfb is not None and self._xvfb.proc is not None and self._xvfb.proc.poll() is not None:
+            self._death = f"Xvfb (the browser's X display, pid {self._xvfb.proc.pid}) exited"
+        elif self._root is not None and (not self._root.is_running() or processes.zombie(self._root)):
+            self._death = f"the WebDriver server ({self.name}'s driver, pid {self._root.pid}) exited"
         elif self._page_pid is not None and not processes.running(self._page_pid):
             self._death = f"the web content process hosting the page (WebKitWebProcess pid {self._page_pid}) exited (crashed or was killed)"
         elif self._root is not None:
