@@ -63,7 +63,16 @@ class PlaywrightSession(BrowserSession):
 
     def _set_death(self, why: str) -> None:
         if self._death is None:
-            self._death = why
+            self._death = self._who_died() or why
+
+    def _who_died(self) -> str | None:
+        """The process whose death explains a lost connection: the driver, then the browser."""
+        node, root = getattr(self, "_node", None), getattr(self, "_root", None)
+        if node is not None and not processes.running(node.pid):
+            return f"Playwright's driver (node, pid {node.pid}) exited"
+        if root is not None and not processes.running(root.pid):
+            return f"browser process (pid {root.pid}) exited"
+        return None
 
     def open(self, url: str) -> None:
         if self._context is not None:
@@ -90,10 +99,10 @@ class PlaywrightSession(BrowserSession):
             self._set_death(f"browser connection lost: {str(exc).splitlines()[0]}")
 
     def dead(self) -> str | None:
-        if self._death is None and self._node is not None and not processes.running(self._node.pid):
-            self._set_death(f"Playwright's driver (node, pid {self._node.pid}) exited")
-        if self._death is None and self._root is not None and not processes.running(self._root.pid):
-            self._set_death(f"browser process (pid {self._root.pid}) exited")
+        if self._death is None:
+            who = self._who_died()
+            if who:
+                self._set_death(who)
         return self._death
 
     def processes(self) -> list[ProcessInfo]:
