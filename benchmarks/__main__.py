@@ -1,13 +1,13 @@
 """Run every benchmark and print its ratios.
 
-Usage: python -m benchmarks [probe-overhead] [harness-rss] [bind-group-cache]"""
+Usage: python -m benchmarks [probe-overhead] [harness-rss] [bind-group-cache] [soak]"""
 
 import sys
 
-from benchmarks import bind_group_cache, harness_rss, probe_overhead
+from benchmarks import bind_group_cache, harness_rss, probe_overhead, soak
 
 ALL = {"probe-overhead": probe_overhead.main, "harness-rss": harness_rss.main,
-       "bind-group-cache": bind_group_cache.main}
+       "bind-group-cache": bind_group_cache.main, "soak": soak.main}
 
 names = sys.argv[1:] or list(ALL)
 for name in names:

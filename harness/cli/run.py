@@ -102,7 +102,7 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
 
         def on(event, cell, info):
             name = f"{cell.browser} {cell.workload}/{cell.variant}"
-            if event == "start":
+            if event == "start" and cell.cell not in tasks:  # a retried cell keeps its bar
                 tasks[cell.cell] = progress.add_task(name, total=cell.tokens)
             elif event == "step":
                 progress.update(tasks[cell.cell], completed=info["steps"])

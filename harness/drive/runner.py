@@ -183,19 +183,21 @@ class Runner:
         session: BrowserSession | None = None
         try:
             for cell in cells:
-                if session is None or session.dead():
-                    if session is not None:
-                        session.close()
-                    session = self._launch(driver, located)
-                    if isinstance(session, str):  # launch failures fail the cell, the run goes on
-                        self._finish(cell, "failed", f"browser launch failed: {session}")
-                        session = None
-                        continue
-                    self.manifest["browsers"][browser]["version"] = session.version
-                self._run_cell(session, cell, base_url)
-                if cell.status == "failed" and cell.reason.startswith("could not open the runner page"):
-                    # the browser lives but cannot load pages (e.g. its network process died):
-                    # the next cell gets a fresh browser
+                for attempt in range(2):
+                    if session is None or session.dead():
+                        if session is not None:
+                            session.close()
+                        session = self._launch(driver, located)
+                        if isinstance(session, str):  # launch failures fail the cell, the run goes on
+                            self._finish(cell, "failed", f"browser launch failed: {session}")
+                            session = None
+                            break
+                        self.manifest["browsers"][browser]["version"] = session.version
+                    opened = self._run_cell(session, cell, base_url, last_try=attempt == 1)
+                    if opened:
+                        break
+                    # the browser lives but cannot load pages (its network process died, WebKit
+                    # deleted the session after a hung page): the cell gets a fresh browser
                     session.close()
                     session = None
         finally:
@@ -214,7 +216,9 @@ class Runner:
                 error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return error
 
-    def _run_cell(self, session: BrowserSession, cell: Cell, base_url: str) -> None:
+    def _run_cell(self, session: BrowserSession, cell: Cell, base_url: str, last_try: bool = True) -> bool:
+        """Run one cell in ``session``. Returns False when the runner page could not be opened
+        and ``last_try`` is false (nothing of the cell ran: the caller retries in a fresh browser)."""
         state = self.store.cells[cell.cell]
         state.last_progress_monotonic = time.monotonic()  # the start timeout counts from now, not from registration
         cell.browser_version = session.version
@@ -223,8 +227,11 @@ class Runner:
         try:
             session.open(access.runner_url(base_url, cell.cell, self.token))
         except Exception as exc:
-            self._finish(cell, "failed", f"could not open the runner page: {str(exc).splitlines()[0]}")
-            return
+            if not last_try and state.env is None and state.steps == 0:
+                return False
+            self._finish(cell, "failed", f"could not open the runner page (twice, the second time in a fresh "
+                                         f"browser): {str(exc).splitlines()[0]}")
+            return True
         ctx = ProbeContext(self.store, cell.cell, session, self.plan)
         probes = [P(ctx) for P in PROBES if P.enabled(self.plan)]
         started = []
@@ -250,7 +257,7 @@ class Runner:
                 if why:
                     self._look_at_processes(session, cell, watched)
                     self._end(cell, state, "failed", f"{why}; {state.steps} steps were received and kept")
-                    return
+                    return True
                 idle = now - state.last_progress_monotonic
                 limit = self.plan.start_timeout_s if state.env is None else self.plan.step_timeout_s
                 if idle > limit:
@@ -260,7 +267,7 @@ class Runner:
                     alive = ", ".join(f"{t} {pid}" for pid, t in sorted(watched.items())) or "none found"
                     self._end(cell, state, "failed", f"timed out: no progress (a new step or a heartbeat) for "
                                                      f"{idle:.0f} s {where}; processes alive: {alive}")
-                    return
+                    return True
         finally:
             for probe in reversed(started):
                 try:
@@ -279,6 +286,7 @@ class Runner:
             self._finish(cell, "skipped", state.reason)
         else:
             self._end(cell, state, "failed", f"workload error: {state.reason}")
+        return True
 
     def _end(self, cell: Cell, state, status: str, reason: str) -> None:
         """Finish a cell that did not end ok: ``device-lost`` when the worker reported a lost

@@ -19,6 +19,8 @@ from harness.drive.xvfb import Xvfb
 
 #: Seconds any single WebDriver command may take before it is cut and the cell recorded failed.
 COMMAND_TIMEOUT_S = 60
+#: Seconds to wait, when a page or web process is gone, for a dying display or driver to show.
+UPSTREAM_GRACE_S = 0.5
 
 
 class WebDriverSession(BrowserSession):
@@ -76,21 +78,40 @@ class WebDriverSession(BrowserSession):
     def pump(self, seconds: float) -> None:
         time.sleep(seconds)
 
+    def _upstream_death(self) -> str | None:
+        """The display or the driver gone: what takes the browser and its pages down with it."""
+        xvfb = self._xvfb.proc if self._xvfb is not None else None
+        if xvfb is not None and (xvfb.poll() is not None or not processes.running(xvfb.pid)):
+            return f"Xvfb (the browser's X display, pid {xvfb.pid}) exited"
+        if self._root is not None and (not self._root.is_running() or processes.zombie(self._root)):
+            return f"the WebDriver server ({self.name}'s driver, pid {self._root.pid}) exited"
+        return None
+
+    def _symptom(self) -> str | None:
+        """The page's process, every web process, or the browser gone."""
+        if self._page_pid is not None and not processes.running(self._page_pid):
+            return (f"the web content process hosting the page (WebKitWebProcess pid {self._page_pid}) exited "
+                    "(crashed or was killed)")
+        if self._root is not None:
+            kids = processes.descendants(self._root.pid)
+            if not any(processes.webkit_process_type(p) in ("WebKitWebProcess", "WebContent") for p in kids):
+                return "web content process exited (crashed or was killed)"
+            if self.name == "webkit" and not any(processes.webkit_process_type(p) == "MiniBrowser" for p in kids):
+                return "MiniBrowser (the browser process) exited"
+        return None
+
     def dead(self) -> str | None:
         if self._death:
             return self._death
-        if self._xvfb is not None and self._xvfb.proc is not None and self._xvfb.proc.poll() is not None:
-            self._death = f"Xvfb (the browser's X display, pid {self._xvfb.proc.pid}) exited"
-        elif self._root is not None and (not self._root.is_running() or processes.zombie(self._root)):
-            self._death = f"the WebDriver server ({self.name}'s driver, pid {self._root.pid}) exited"
-        elif self._page_pid is not None and not processes.running(self._page_pid):
-            self._death = f"the web content process hosting the page (WebKitWebProcess pid {self._page_pid}) exited (crashed or was killed)"
-        elif self._root is not None:
-            kids = processes.descendants(self._root.pid)
-            if not any(processes.webkit_process_type(p) in ("WebKitWebProcess", "WebContent") for p in kids):
-                self._death = "web content process exited (crashed or was killed)"
-            elif not any(processes.webkit_process_type(p) == "MiniBrowser" for p in kids) and self.name == "webkit":
-                self._death = "MiniBrowser (the browser process) exited"
+        why = self._upstream_death()
+        if why is None:
+            symptom = self._symptom()
+            if symptom:
+                # a killed display or driver takes its children down while it is still dying
+                # itself (on a busy machine for a while): look again before blaming the child
+                time.sleep(UPSTREAM_GRACE_S)
+                why = self._upstream_death() or symptom
+        self._death = why
         if self._death is None:
             self.page_process()  # found once the page's worker runs
         return self._death
