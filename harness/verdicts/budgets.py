@@ -245,6 +245,9 @@ def load(values: list[str]) -> list[Budget]:
     for v in values:
         if v.strip().endswith(".toml"):
             out += parse_file(Path(v.strip()))
+        elif ":" not in v and Path(v.strip()).exists():  # a path, not a budget line
+            kind = "a folder" if Path(v.strip()).is_dir() else "a file"
+            raise BudgetError(v.strip(), None, f"is {kind}, not a budget: a budget file is TOML and ends in .toml")
         else:
             out.append(parse(v))
     names = [b.name for b in out]
