@@ -246,8 +246,8 @@ def load(values: list[str]) -> list[Budget]:
         if v.strip().endswith(".toml"):
             out += parse_file(Path(v.strip()))
         elif ":" not in v and Path(v.strip()).exists():  # a path, not a budget line
-            kind = "a folder" if Path(v.strip()).is_dir() else "a file"
-            raise BudgetError(v.strip(), None, f"is {kind}, not a budget: a budget file is TOML and ends in .toml")
+            raise BudgetError(v.strip(), None, f"is a {'folder' if Path(v.strip()).is_dir() else 'file'}, not a "
+                                               "budget: a budget file is TOML and ends in .toml")
         else:
             out.append(parse(v))
     names = [b.name for b in out]
@@ -361,12 +361,10 @@ def evaluate(budgets: list[Budget], run: S.RunStats, baseline: S.RunStats | None
     out = []
     for b in budgets:
         keys = [k for k, g in run.groups.items() if b.matches(k) and (g.cells or g.failed)]
-        if not keys:
-            if b.optional:
-                out.append(BudgetResult(b, "skipped", [], "matched no measured cell (optional)"))
-            else:
-                out.append(BudgetResult(b, "failed", [], "matched no measured cell: check the selector "
-                                        "(mark the budget optional when that is expected)"))
+        if not keys:  # a typo must not pass; an optional budget is skipped
+            out.append(BudgetResult(b, "skipped", [], "matched no measured cell (optional)") if b.optional else
+                       BudgetResult(b, "failed", [], "matched no measured cell: check the selector (mark the "
+                                                     "budget optional when that is expected)"))
             continue
         checks = [_check(b, k, run, baseline) for k in keys]
         bad = [c for c in checks if not c.passed]
