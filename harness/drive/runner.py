@@ -250,7 +250,7 @@ class Runner:
                 if state.steps != seen_steps:
                     seen_steps = state.steps
                     self.progress("step", cell, {"steps": seen_steps})
-                if now >= next_look:
+                if now >= next_look and state.env is not None:  # before: the last page's processes ending
                     next_look = now + PROCESS_LOOK_S
                     self._look_at_processes(session, cell, watched)
                 why = session.dead()

@@ -193,6 +193,8 @@ class SampleStore:
                     refused.append({"n": n, "reason": reason})
                     self._write(cell, {"kind": "refused", "src": src, "n": n, "sample_kind": kind and kind[:40],
                                        "reason": reason[:500]}, now)
+                    if kind in END_KINDS and state.ended is None:  # the worker ended: say how, never wait
+                        self._update(state, {"kind": "error", "message": f"its {kind} sample was refused: {reason}"})
                     continue
                 accepted += 1
                 self._write(cell, {**sample, "src": src, "queue": queue}, now)

@@ -414,3 +414,13 @@ def test_generated_batches_never_get_a_5xx_nor_store_anything_invalid(shared_ser
             continue
         raw = {k: v for k, v in s.items() if k not in ("seq", "cell", "received_s", "src", "queue")}
         check_sample(raw)   # what was kept passes the schema again
+
+
+def test_a_refused_end_sample_still_ends_the_cell(server, tmp_path):
+    srv, store = server
+    r = httpx.post(f"{srv.url}/api/cells/c1/samples", headers={"content-type": "application/json", **AUTH},
+                   content=b'{"src":"w-t","samples":[{"n":1,"kind":"done","result":{"x":Infinity}}]}')
+    assert r.status_code == 422
+    state = store.cells["c1"]
+    assert state.finished.is_set() and state.outcome == "error"
+    assert state.reason.startswith("its done sample was refused: result.x: not a finite number")
