@@ -1,12 +1,13 @@
 """Every path error is one line and exit 2, before anything runs: an output under a file, a
 --model that is a folder, a --budget that is a folder, a --browser-path that is not a program,
-a non-finite timeout (through the real CLI; no browser starts)."""
+a non-finite timeout (the real CLI, in-process through Typer's test runner; no browser starts)."""
 
 from __future__ import annotations
 
 import pytest
+from typer.testing import CliRunner
 
-from conftest import run_cli
+from harness.cli import app
 
 RECORDED = "tests/analysis/runs/chromium-decode-loop"
 
@@ -27,8 +28,8 @@ def test_path_and_timeout_errors_are_one_line_exit_2(tmp_path, args, words):
     (tmp_path / "d").mkdir()
     (tmp_path / "f").write_text("")
     argv = [a.format(f=tmp_path / "f", d=tmp_path / "d", t=tmp_path) for a in args]
-    r = run_cli(*argv, timeout=120)
+    r = CliRunner().invoke(app, argv)
     lines = [x for x in r.stderr.splitlines() if x.strip()]
-    assert r.returncode == 2, r.stdout + r.stderr
-    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], r.stderr
+    assert r.exit_code == 2, r.output + r.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: ") and words in " ".join(lines[0].split()), r.stderr
     assert not (tmp_path / "o").exists()

@@ -208,34 +208,38 @@ def test_chromium_network_gpu_and_renderer_kills(tmp_path):
     h.assert_clean()
 
 
-def test_chromium_driver_and_browser_kills(tmp_path):
-    """fresh: Playwright's node driver killed; reuse (a new browser): the browser process killed."""
-    h = Harness(tmp_path / "run", "--browser", "chromium", "--variant", "fresh,reuse", "--tokens", "20",
+def test_chromium_driver_and_browser_kills_then_sigterm(tmp_path):
+    """fresh: Playwright's node driver killed; reuse (a new browser): the browser process killed;
+    fused: SIGTERM to the harness: exit 130, the report of what was received still written."""
+    h = Harness(tmp_path / "run", "--browser", "chromium", "--variant", "fresh,reuse,fused", "--tokens", "20",
                 "--param", "test_hang_at_step=4", "--step-timeout-s", "60")
     h.wait(lambda: len(h.steps("fresh")) >= 4, "4 steps of fresh")
     h.kill(lambda name, args: name == "node" or (args and args[0].endswith("/node")), "Playwright driver")
     h.wait(lambda: h.ended("fresh"), "fresh to end", timeout_s=90)
     h.wait(lambda: len(h.steps("reuse")) >= 4, "4 steps of reuse")
     h.kill(_chrome_browser, "browser process")
+    h.wait(lambda: len(h.steps("fused")) >= 4, "4 steps of fused")
+    h.proc.send_signal(signal.SIGTERM)
     cli = h.finish()
-    assert cli.returncode == 1, cli.stdout + cli.stderr
+    assert cli.returncode == 130, cli.stdout + cli.stderr
+    assert "Traceback" not in cli.stderr
     run = load_run(cli)
-    for v in ("fresh", "reuse"):
+    for v in ("fresh", "reuse", "fused"):
         assert _steps_match(run, cli, v) == [0, 1, 2, 3]
-    assert "driver" in run.cell("fresh")["reason"] or "disconnected" in run.cell("fresh")["reason"], run.cell("fresh")["reason"]
-    assert "browser" in run.cell("reuse")["reason"]
+    assert "Playwright's driver (node, pid" in run.cell("fresh")["reason"], run.cell("fresh")["reason"]
+    assert "browser process (pid" in run.cell("reuse")["reason"], run.cell("reuse")["reason"]
+    assert run.cell("fused")["reason"].startswith("interrupted"), run.cell("fused")["reason"]
+    assert (cli.run_dir / "report.html").exists()
     h.assert_clean()
 
 
-@pytest.mark.parametrize("signals", [("SIGINT", "SIGINT"), ("SIGTERM",)])
-def test_interrupted_harness_still_writes_the_report(tmp_path, signals):
+def test_ctrl_c_twice_still_writes_the_report(tmp_path):
     h = Harness(tmp_path / "run", "--browser", "chromium", "--variant", "fresh", "--tokens", "20",
                 "--param", "test_hang_at_step=3", "--step-timeout-s", "60")
     h.wait(lambda: len(h.steps("fresh")) >= 3, "3 steps")
-    for i, name in enumerate(signals):
-        if i:
-            time.sleep(0.3)   # the second one lands while the harness closes the browser
-        h.proc.send_signal(getattr(signal, name))
+    h.proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)   # the second one lands while the harness closes the browser and writes
+    h.proc.send_signal(signal.SIGINT)
     cli = h.finish()
     assert cli.returncode == 130, cli.stdout + cli.stderr
     assert "interrupted: partial results and report in" in cli.stderr
