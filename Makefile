@@ -1,6 +1,7 @@
 # The two set-up commands of README.md: `make run` and `make test`. Both install what is
-# missing first (scripts/setup.sh), so they work on a fresh Debian machine.
-.PHONY: run test setup bench
+# missing first (scripts/setup.sh: .venv, then `webgpu-harness setup`), so they work on a fresh
+# Debian machine. `make wheel` builds the sdist and wheel into dist/.
+.PHONY: run test setup bench wheel
 
 setup:
 	./scripts/setup.sh
@@ -13,3 +14,6 @@ test: setup
 
 bench: setup
 	.venv/bin/python -m benchmarks
+
+wheel: setup
+	.venv/bin/python -m build --outdir dist .

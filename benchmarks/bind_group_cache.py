@@ -62,6 +62,7 @@ def main(profile: str = "qwen2-24l", tokens: int = 32, repeat: int = 3) -> dict:
 
     ort = find_ort()
     p.params.update(ortDist=ort.dist_url, ortVersion=ort.version)
+    p.extra_roots.update(dict([ort.root]))  # its dist/ at /ort/<version>/
     Runner(p, run_dir).run()
     s = build(run_dir).summary.set_index("cell")
     ratios = []

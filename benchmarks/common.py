@@ -7,12 +7,13 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from harness import REPO_ROOT, pipeline
+from harness import pipeline
 from harness.drive.runner import Runner
 from harness.plan import RunPlan
 from harness.workloads import discover
 
-OUT = REPO_ROOT / "reports" / "benchmarks"
+#: Benchmarks run from a clone: their results go to its reports/benchmarks/.
+OUT = Path(__file__).resolve().parent.parent / "reports" / "benchmarks"
 
 
 def plan(workload: str, variants: list[str], profile: str, tokens: int, **kw) -> RunPlan:

@@ -11,5 +11,7 @@ from pathlib import Path
 
 __version__ = "0.1.0"
 
-#: Repository root (the folder holding ``web/``, ``workloads/`` and ``reports/``).
+#: The folder above the package: a clone's root, or site-packages in an installed wheel. Kept for
+#: code written before harness/locations.py; harness modules find their files through
+#: :mod:`harness.locations` (tests/test_locations.py fails on a new use here).
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -1,23 +1,25 @@
-"""Browser-side engines and user models the workloads load: onnxruntime-web installs under
-``node_modules/`` and local ONNX models passed with ``--model``.
+"""Browser-side engines and user models the workloads load: onnxruntime-web installs and local
+ONNX models passed with ``--model``.
 
-The pinned onnxruntime-web is the build of the onnxruntime field report
-(``1.31.0-dev.20260914-8d85527a0``, references.md), installed by ``npm ci`` from
-``package-lock.json``. Another version can sit beside it under an npm alias
+onnxruntime-web is taken from, in order: ``--ort-dist PATH`` (its ``dist/`` folder, or the package
+folder holding it), then the places of harness/npm.py (``./node_modules``, a clone's
+``node_modules``, the per-user cache that ``webgpu-harness setup`` fills). The pinned version is
+the build of the onnxruntime field report (``1.31.0-dev.20260914-8d85527a0``, references.md),
+from ``package-lock.json``. Another version can sit in a ``node_modules`` under an npm alias
 (``npm install --no-save ort-1.22.0@npm:onnxruntime-web@1.22.0``) and be chosen with
-``--ort-version``.
+``--ort-version``. The chosen ``dist/`` is served at ``/ort/<version>/`` (:attr:`OrtInstall.root`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import REPO_ROOT
+from harness import npm
 
-NODE_MODULES = REPO_ROOT / "node_modules"
 PINNED_ORT = "1.31.0-dev.20260914-8d85527a0"
 #: Inputs and outputs a decoder model must have (Transformers.js / onnxruntime-genai layout).
 REQUIRED_INPUTS = ("input_ids",)
@@ -30,44 +32,92 @@ class EngineError(ValueError):
 
 @dataclass
 class OrtInstall:
+    """One onnxruntime-web build: ``version`` (its package.json's, or ``custom`` for a bare dist/
+    folder), ``dist`` (the folder of ``ort.*.mjs`` and the wasm files), ``source`` (where it was
+    found: ``--ort-dist``, or a place of harness/npm.py)."""
+
     version: str
-    folder: Path  #: the package folder (holds dist/)
+    dist: Path
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        """URL-safe name of this install on the server."""
+        return re.sub(r"[^A-Za-z0-9._-]", "-", self.version)
+
+    @property
+    def root(self) -> tuple[str, Path]:
+        """(URL prefix, folder) for the server: ``ort/<key>`` → ``dist``."""
+        return f"ort/{self.key}", self.dist
 
     @property
     def dist_url(self) -> str:
         """URL path of its dist/ folder on the harness server."""
-        return "/node_modules/" + self.folder.relative_to(NODE_MODULES).as_posix() + "/dist/"
+        return f"/ort/{self.key}/"
 
 
-def ort_installs(node_modules: Path = NODE_MODULES) -> list[OrtInstall]:
+def _package_version(folder: Path) -> str | None:
+    """The version of the onnxruntime-web package in ``folder``, or None if it is not one."""
+    try:
+        meta = json.loads((folder / "package.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return str(meta.get("version")) if meta.get("name") == "onnxruntime-web" else None
+
+
+def ort_installs(node_modules: Path) -> list[OrtInstall]:
     """Every onnxruntime-web package directly under ``node_modules`` (aliases included)."""
     found = []
     for pkg in sorted(node_modules.glob("*/package.json")):
-        try:
-            meta = json.loads(pkg.read_text())
-        except (OSError, ValueError):
-            continue
-        if meta.get("name") == "onnxruntime-web" and (pkg.parent / "dist").is_dir():
-            found.append(OrtInstall(str(meta.get("version")), pkg.parent))
+        version = _package_version(pkg.parent)
+        if version is not None and (pkg.parent / "dist").is_dir():
+            found.append(OrtInstall(version, pkg.parent / "dist", str(node_modules)))
     return found
 
 
-def find_ort(version: str | None = None) -> OrtInstall:
-    """The onnxruntime-web install of ``version`` (default: the pinned one).
+def ort_from_path(path: str | Path) -> OrtInstall:
+    """``--ort-dist PATH``: an onnxruntime-web ``dist/`` folder (a local build's ``js/web/dist``),
+    or the package folder holding it. Raises :class:`EngineError` when it is neither."""
+    p = Path(path).expanduser().resolve()
+    if not p.is_dir():
+        raise EngineError(f"--ort-dist {path}: no such folder")
+    if _package_version(p) is not None and (p / "dist").is_dir():
+        return OrtInstall(_package_version(p), p / "dist", "--ort-dist")
+    if any(p.glob("ort*.mjs")) or any(p.glob("ort*.js")):
+        version = _package_version(p.parent) or "custom-" + hashlib.sha256(str(p).encode()).hexdigest()[:8]
+        return OrtInstall(version, p, "--ort-dist")
+    raise EngineError(f"--ort-dist {path}: neither an onnxruntime-web dist/ folder (ort*.mjs files) "
+                      "nor the package folder holding one")
 
-    Raises :class:`EngineError` naming the installed versions and the command that adds one.
+
+def find_ort(version: str | None = None, ort_dist: str | Path | None = None) -> OrtInstall:
+    """The onnxruntime-web to load: ``ort_dist`` when given, else the install of ``version``
+    (default: the pinned one) in the first place of :func:`harness.npm.places` that has it.
+
+    Raises :class:`EngineError` naming the places looked in, the versions found and the command
+    that adds one.
     """
-    installs = ort_installs()
+    if ort_dist is not None:
+        inst = ort_from_path(ort_dist)
+        if version is not None and inst.version != version:
+            raise EngineError(f"--ort-dist {ort_dist} holds onnxruntime-web {inst.version}, not --ort-version {version}")
+        return inst
     want = version or PINNED_ORT
-    for inst in installs:
-        if inst.version == want:
-            return inst
-    have = ", ".join(i.version for i in installs) or "none"
-    if not installs:
-        hint = "run `npm ci` in the repository (make run / make test do it)"
+    seen: list[str] = []
+    for place in npm.places():
+        for inst in ort_installs(place.node_modules):
+            if inst.version == want:
+                inst.source = place.label
+                return inst
+            seen.append(f"{inst.version} ({place.label})")
+    have = ", ".join(dict.fromkeys(seen)) or "none"
+    if want == PINNED_ORT:
+        hint = "run `webgpu-harness setup` (it fills the per-user cache), or pass --ort-dist PATH"
     else:
-        hint = f"install it beside the pinned one: npm install --no-save ort-{want}@npm:onnxruntime-web@{want}"
-    raise EngineError(f"onnxruntime-web {want} is not installed (installed: {have}); {hint}")
+        hint = (f"install it in ./node_modules: npm install --no-save ort-{want}@npm:onnxruntime-web@{want}, "
+                "or pass --ort-dist PATH")
+    raise EngineError(f"onnxruntime-web {want} is not installed (found: {have}); looked in: "
+                      f"{npm.where_looked('--ort-dist PATH (not given)')}; {hint}")
 
 
 @dataclass

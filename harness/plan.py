@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.workloads import ParameterError, Workload, discover
+from harness.workloads import ParameterError, Workload, WorkloadError, discover
 
 
 class PlanError(ValueError):
@@ -105,11 +105,16 @@ def emulation_options(values: Iterable[str] | None, overrides: dict[str, Any] | 
     return out
 
 
-def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | None, profile: str | None
+def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | None, profile: str | None,
+                      workloads_dirs: Iterable[str | Path] | None = None
                       ) -> tuple[list[Workload], dict[str, list[str]], dict[str, str | None]]:
-    """Validate workload, variant and profile names against ``workloads/``. Returns
+    """Validate workload, variant and profile names against the built-in workloads and those of
+    ``workloads_dirs`` (``--workloads-dir``; default ``$WEBGPU_HARNESS_WORKLOADS``). Returns
     ``(workloads, variants by workload, profile by workload)``. Raises :class:`PlanError`."""
-    all_wl = discover()
+    try:
+        all_wl = discover(workloads_dirs)
+    except WorkloadError as exc:
+        raise PlanError(str(exc)) from None
     names = split_names(workload, "--workload") or DEFAULT_WORKLOADS
     for n in names:
         if n not in all_wl:
@@ -118,12 +123,18 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
     wanted = split_names(variant, "--variant")
     variants: dict[str, list[str]] = {}
     profiles: dict[str, str | None] = {}
+    # with several workloads a variant applies to those that have it; each must get at least one
+    unknown = [v for v in wanted if not any(v in wl.variants for wl in wls)]
+    if unknown:
+        valid = ", ".join(f"{wl.name}: {', '.join(wl.variants)}" for wl in wls)
+        raise PlanError(f"unknown variant {unknown[0]!r} (valid: {valid})")
     for wl in wls:
         if wanted:
-            bad = [v for v in wanted if v not in wl.variants]
-            if bad:
-                raise PlanError(f"unknown variant {bad[0]!r} for workload {wl.name} (valid: {', '.join(wl.variants)})")
-            variants[wl.name] = wanted
+            mine = [v for v in wanted if v in wl.variants]
+            if not mine:
+                raise PlanError(f"--variant {','.join(wanted)} names no variant of workload {wl.name} "
+                                f"(valid: {', '.join(wl.variants)})")
+            variants[wl.name] = mine
         else:
             variants[wl.name] = wl.variants_to_run()
         if profile:
@@ -192,29 +203,33 @@ ORT_WORKLOADS = ("ort-decode", "ort-run")
 
 
 def engine_params(wls: list[Workload], profiles: dict[str, str | None], params: dict[str, dict[str, Any]],
-                  model: Path | None, ort_version: str | None) -> dict[str, Path]:
-    """For ort-decode and ort-run: the onnxruntime-web install (``ortDist``/``ortVersion``
-    params) and a ``--model``'s URL and external data (a decoder for ort-decode, any ONNX model
-    for ort-run). Updates ``params``/``profiles``; returns the extra server roots (URL prefix →
-    folder). Raises :class:`PlanError` for an engine or model that cannot be used."""
+                  model: Path | None, ort_version: str | None, ort_dist: Path | None = None) -> dict[str, Path]:
+    """For ort-decode and ort-run: the onnxruntime-web install (``--ort-dist``, else
+    ``--ort-version`` or the pinned one found by harness/engines.py; ``ortDist``/``ortVersion``/
+    ``ortSource`` params) and a ``--model``'s URL and external data (a decoder for ort-decode, any
+    ONNX model for ort-run). Updates ``params``/``profiles``; returns the extra server roots (URL
+    prefix → folder). Raises :class:`PlanError` for an engine or model that cannot be used."""
     from harness.engines import EngineError, find_ort, user_model
 
     extra_roots: dict[str, Path] = {}
     ort_wls = [w.name for w in wls if w.name in ORT_WORKLOADS]
     if not ort_wls:
-        if model is not None or ort_version is not None:
-            raise PlanError("--model and --ort-version apply to the ort-decode and ort-run workloads "
+        if model is not None or ort_version is not None or ort_dist is not None:
+            raise PlanError("--model, --ort-version and --ort-dist apply to the ort-decode and ort-run workloads "
                             "(add --workload ort-decode or ort-run)")
         return extra_roots
     try:
-        ort = find_ort(ort_version)
+        ort = find_ort(ort_version, ort_dist)
         um = user_model(model, decoder="ort-decode" in ort_wls) if model is not None else None
     except EngineError as exc:
         raise PlanError(str(exc)) from None
+    prefix, folder = ort.root
+    extra_roots[prefix] = folder
     for name in ort_wls:
         mine = params.setdefault(name, {})
         mine.setdefault("ortDist", ort.dist_url)
         mine.setdefault("ortVersion", ort.version)
+        mine.setdefault("ortSource", f"{ort.source}: {ort.dist}")
         if um is not None:
             extra_roots.update(um.files)  # the model and its external data only, not its folder
             mine.update(model=um.url, externalData=um.external_data_param())

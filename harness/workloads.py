@@ -1,21 +1,33 @@
-"""Workload discovery: every ``workloads/<name>/manifest.json`` (format: workloads/README.md)."""
+"""Workload discovery: every ``workloads/<name>/manifest.json`` (format: workloads/README.md) of the
+built-in workloads (harness/locations.py) and of the user's folders (``--workloads-dir DIR`` or
+``$WEBGPU_HARNESS_WORKLOADS``, same manifest contract; served at ``/workloads/<name>/`` like a
+built-in one, so ``../lib/…`` and ``ctx.kernelUrl`` reach the built-in shared code)."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from harness import REPO_ROOT
+from harness import locations
 
-WORKLOADS_DIR = REPO_ROOT / "workloads"
+#: The built-in workloads' folder.
+WORKLOADS_DIR = locations.workloads_dir()
+#: Environment variable: folders of user workloads, separated by os.pathsep (``--workloads-dir`` wins).
+WORKLOADS_ENV = "WEBGPU_HARNESS_WORKLOADS"
 
 #: Declared parameter types (workloads/README.md, "Parameters").
 PARAMETER_TYPES = ("int", "number", "bool", "string", "enum", "list")
+
+
+class WorkloadError(ValueError):
+    """A workloads folder that cannot be used (missing, a malformed manifest, a name taken by
+    another workload); the message is one line naming the file and why."""
 
 
 class ParameterError(ValueError):
@@ -128,6 +140,7 @@ class Workload(BaseModel):
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
     default_profile: str | None = None
     parameters: dict[str, Parameter] = Field(default_factory=dict)
+    _folder: Path | None = PrivateAttr(default=None)
 
     @field_validator("parameters", mode="before")
     @classmethod
@@ -140,6 +153,16 @@ class Workload(BaseModel):
     def entry_url(self) -> str:
         return f"/workloads/{self.name}/{self.entry}"
 
+    @property
+    def folder(self) -> Path:
+        """The folder holding its manifest.json."""
+        return self._folder or WORKLOADS_DIR / self.name
+
+    @property
+    def builtin(self) -> bool:
+        """True for a workload shipped with the harness, False for one from a user's folder."""
+        return self.folder.parent == WORKLOADS_DIR
+
     def variants_to_run(self) -> list[str]:
         return self.default_variants or list(self.variants)
 
@@ -148,16 +171,64 @@ class Workload(BaseModel):
         return {k: p.default for k, p in self.parameters.items()}
 
 
-@lru_cache(maxsize=1)
-def discover(root: Path = WORKLOADS_DIR) -> dict[str, Workload]:
-    """All workloads under ``root`` by name. Raises ``ValueError`` on a malformed manifest."""
+def user_dirs(given: Iterable[str | Path] | None = None) -> tuple[Path, ...]:
+    """The user's workload folders: ``given`` (``--workloads-dir``), else
+    ``$WEBGPU_HARNESS_WORKLOADS`` split on ``os.pathsep``, else none. Resolved paths."""
+    items = [str(g) for g in given or ()]
+    if not items:
+        items = [s for s in os.environ.get(WORKLOADS_ENV, "").split(os.pathsep) if s.strip()]
+    return tuple(Path(s).expanduser().resolve() for s in items)
+
+
+def _read(manifest: Path) -> Workload:
+    try:
+        wl = Workload.model_validate(json.loads(manifest.read_text()))
+    except Exception as exc:  # pydantic or JSON error: name the file
+        raise WorkloadError(f"{manifest}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                            ) from exc
+    if wl.name != manifest.parent.name:
+        raise WorkloadError(f"{manifest}: name {wl.name!r} differs from its folder")
+    wl._folder = manifest.parent
+    return wl
+
+
+def _manifests(folder: Path) -> list[Path]:
+    """``folder/manifest.json`` when ``folder`` is itself a workload, else ``folder/*/manifest.json``."""
+    own = folder / "manifest.json"
+    return [own] if own.is_file() else sorted(folder.glob("*/manifest.json"))
+
+
+@lru_cache(maxsize=8)
+def _discover(builtin: Path, extra: tuple[Path, ...]) -> dict[str, Workload]:
     found: dict[str, Workload] = {}
-    for manifest in sorted(root.glob("*/manifest.json")):
-        try:
-            wl = Workload.model_validate(json.loads(manifest.read_text()))
-        except Exception as exc:  # pydantic or JSON error: name the file
-            raise ValueError(f"{manifest}: {exc}") from exc
-        if wl.name != manifest.parent.name:
-            raise ValueError(f"{manifest}: name {wl.name!r} differs from its folder")
+    for manifest in sorted(builtin.glob("*/manifest.json")):
+        wl = _read(manifest)
         found[wl.name] = wl
+    for folder in extra:
+        if not folder.is_dir():
+            raise WorkloadError(f"workloads folder {folder} does not exist (--workloads-dir or ${WORKLOADS_ENV})")
+        manifests = _manifests(folder)
+        if not manifests:
+            raise WorkloadError(f"workloads folder {folder} holds no manifest.json, neither its own nor in a "
+                                "subfolder (format: workloads/README.md)")
+        for manifest in manifests:
+            wl = _read(manifest)
+            if wl.name in found:
+                raise WorkloadError(f"{manifest}: workload {wl.name!r} is already defined by {found[wl.name].folder}; "
+                                    "rename its folder and its manifest's name")
+            found[wl.name] = wl
     return found
+
+
+def discover(dirs: Iterable[str | Path] | None = None) -> dict[str, Workload]:
+    """All workloads by name: the built-in ones, then those of the user's folders
+    (:func:`user_dirs`: ``dirs``, else ``$WEBGPU_HARNESS_WORKLOADS``). A user folder is either one
+    workload (it holds manifest.json) or holds one per subfolder. Raises :class:`WorkloadError`
+    on a missing folder, a malformed manifest or a name defined twice."""
+    return _discover(WORKLOADS_DIR, user_dirs(dirs))
+
+
+def served_roots(workloads: Iterable[Workload]) -> dict[str, Path]:
+    """Server roots (URL prefix → folder) of the user's workloads among ``workloads``: each is
+    served at ``/workloads/<name>/`` beside the built-in ones."""
+    return {f"workloads/{wl.name}": wl.folder for wl in workloads if not wl.builtin}

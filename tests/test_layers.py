@@ -24,7 +24,8 @@ HARNESS = REPO / "harness"
 MEASURING = ("harness.serve", "harness.drive", "harness.probe")
 ANALYSING = ("harness.tables", "harness.stats", "harness.verdicts", "harness.report")
 #: Modules of the measuring half (and the commands) the analysing half may not import.
-NOT_FOR_ANALYSIS = MEASURING + ("harness.plan", "harness.engines", "harness.native", "harness.cli", "harness.pipeline")
+NOT_FOR_ANALYSIS = MEASURING + ("harness.plan", "harness.engines", "harness.npm", "harness.native", "harness.cli",
+                                 "harness.pipeline")
 MAX_LINES = 400
 SIZE_NOTE = re.compile(r"over 400 lines", re.I)
 
@@ -195,3 +196,13 @@ def test_registries_are_tuples_with_unique_names():
         assert isinstance(reg, tuple) and len(names) == len(set(names)) and all(names)
     assert set(BROWSERS) <= KNOWN_BROWSERS  # budgets parse browser names without the registry
     assert {s.id for s in SECTIONS} >= {n for n, _ in WORKLOAD_NUMBERS}
+
+
+def test_readme_names_every_folder_and_module_of_the_layout():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## How it fits together"):]
+    section = section[: section.index("\n## ", 3)]
+    names = [f"harness/{p.name}/" for p in HARNESS.iterdir() if p.is_dir() and (p / "__init__.py").exists()]
+    names += [f"harness/{p.name}" for p in HARNESS.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    names += ["web/", "workloads/", "tests/", "benchmarks/"]
+    assert [n for n in names if n not in section] == []

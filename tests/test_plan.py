@@ -50,3 +50,12 @@ def test_sizes_and_names():
     assert P.split_names(["a,b", "a"], "--variant") == ["a", "b"]
     with pytest.raises(P.PlanError, match="names nothing"):
         P.split_names([","], "--variant")
+
+
+def test_variants_apply_to_the_workloads_that_have_them():
+    wls, variants, _ = P.resolve_workloads(["decode-loop,gc-retention"], ["fresh,minimal"], None)
+    assert variants == {"decode-loop": ["fresh"], "gc-retention": ["minimal"]}
+    with pytest.raises(P.PlanError, match="unknown variant 'nope' .*decode-loop: fresh"):
+        P.resolve_workloads(["decode-loop,gc-retention"], ["fresh,nope"], None)
+    with pytest.raises(P.PlanError, match="names no variant of workload gc-retention"):
+        P.resolve_workloads(["decode-loop,gc-retention"], ["fresh"], None)

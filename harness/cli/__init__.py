@@ -9,6 +9,7 @@ harness/pipeline.py (analysis). Only this package turns bad input into exit stat
     merge    several run folders into one (merge.py)
     native   dispatch-overhead methods on wgpu-native (native.py)
     doctor   browsers, drivers and adapters found (doctor.py)
+    setup    install browsers, drivers and the pinned npm packages (setup.py)
 """
 
 from __future__ import annotations
@@ -16,22 +17,31 @@ from __future__ import annotations
 import typer
 
 from harness import __version__
-from harness.cli import compare, doctor, merge, native, report, run, serve
-from harness.cli.common import console
+from harness.cli import compare, doctor, merge, native, report, run, serve, setup
+from harness.cli.common import say
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Measure, in real browsers, what WebGPU LLM decoding costs per generated token.")
 
 #: Commands in --help order: (name, function).
 COMMANDS = (("run", run.run), ("serve", serve.serve), ("report", report.report), ("compare", compare.compare),
-            ("merge", merge.merge), ("native", native.native), ("doctor", doctor.doctor))
+            ("merge", merge.merge), ("native", native.native), ("doctor", doctor.doctor), ("setup", setup.setup))
 for _name, _fn in COMMANDS:
     app.command(_name)(_fn)
 
 
+def version_line() -> str:
+    """``webgpu-harness <version>``, and the commit and folder of a clone or the wheel's folder
+    (the same as manifest.json's ``harness_version``, ``git_commit``, ``harness_install``)."""
+    from harness import locations
+
+    commit = locations.git_commit()
+    return f"webgpu-harness {__version__}" + (f" (commit {commit})" if commit else "") + f"; {locations.install_kind()}"
+
+
 def _print_version(value: bool) -> None:
     if value:
-        console.print(__version__)
+        say(version_line())
         raise typer.Exit(0)
 
 

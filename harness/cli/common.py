@@ -18,16 +18,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness import REPO_ROOT
+from harness.locations import compare_dir, runs_dir  # noqa: F401 (the commands' defaults)
 
 # Piped output (make run, CI logs) is not a terminal: rich would wrap tables at 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
-#: Where run folders go without --output.
-RUNS_DIR = REPO_ROOT / "reports" / "runs"
-#: Where comparisons go without --output.
-COMPARE_DIR = REPO_ROOT / "reports" / "compare"
+#: Where run folders go without --output: call ``runs_dir()`` (it depends on the current folder and
+#: $WEBGPU_HARNESS_RUNS); ``compare_dir()`` for comparisons. Both from harness/locations.py.
 
 
 def say(message: str) -> None:
@@ -39,6 +37,21 @@ def fail(message: str) -> None:
     """Print a one-line error and exit 2 (bad input)."""
     err.print(f"error: {message}", highlight=False, soft_wrap=True, markup=False, emoji=False)
     raise typer.Exit(2)
+
+
+#: Python packages of the ``measure`` extra that run, serve and doctor import (pyproject.toml).
+MEASURE_PACKAGES = ("fastapi", "uvicorn", "playwright", "selenium", "onnx")
+
+
+def require_measure_extra() -> None:
+    """Exit 2 with one line naming the missing packages and the install command when the
+    ``measure`` extra is not installed (an analysis-only ``pip install webgpu-harness``)."""
+    import importlib.util
+
+    missing = [m for m in MEASURE_PACKAGES if importlib.util.find_spec(m) is None]
+    if missing:
+        fail(f"this command drives browsers and needs the 'measure' extra ({', '.join(missing)} not installed): "
+             "pip install 'webgpu-harness[measure]'")
 
 
 def bad_input_errors() -> tuple[type[Exception], ...]:

@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import COMPARE_DIR, bad_input, console, print_budgets, print_comparison, timestamped
+from harness.cli.common import bad_input, compare_dir, console, print_budgets, print_comparison, timestamped
 from harness.stats.cells import DEFAULT_WARMUP
 
 
@@ -32,7 +32,7 @@ def compare(
         budgets = pipeline.B.load(list(budget or []))
         for p in (run_a, run_b):
             check_run_folder(p)
-        out = check_new_run_dir(output or timestamped(COMPARE_DIR))
+        out = check_new_run_dir(output or timestamped(compare_dir()))
         if (out / "compare.json").exists():
             raise PlanError(f"{out} already holds a comparison; choose another --output")
         analysis = pipeline.analyse(run_b, budgets, baseline=run_a, out_dir=out, warmup=warmup)

@@ -1,19 +1,34 @@
 """``webgpu-harness doctor``: browsers, drivers and WebGPU adapters found, and how to install
-what is missing (launches each browser once; harness/drive/doctor.py)."""
+what is missing (launches each browser once; harness/drive/doctor.py); then the workloads
+(built-in and ``--workloads-dir``), where each pinned npm package was found, and where the
+harness is installed and writes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import List, Optional
+
+import typer
 from rich.table import Table
 
-from harness.cli.common import console
+from harness.cli.common import console, fail, require_measure_extra, say
 from harness.drive.base import BrowserNotFound
 from harness.drive.registry import BROWSERS
-from harness.workloads import discover
+from harness.workloads import WorkloadError, discover, user_dirs
 
 
-def doctor():
-    """List browsers, drivers and WebGPU adapters found, and how to install what is missing."""
+def doctor(
+    workloads_dir: Optional[List[Path]] = typer.Option(None, "--workloads-dir", help="A folder of your own workloads to list too (as for run). Default: $WEBGPU_HARNESS_WORKLOADS."),
+):
+    """List browsers, drivers and WebGPU adapters found, the workloads, and how to install what is missing."""
+    require_measure_extra()
+    from harness import locations, npm
     from harness.drive.doctor import native_adapters, probe_adapter
+
+    try:
+        wls = discover(workloads_dir)
+    except WorkloadError as exc:  # a bad folder: one line, exit 2, before any browser starts
+        fail(str(exc))
 
     table = Table(title="webgpu-harness doctor")
     for col in ("browser", "found", "driven by", "version", "WebGPU adapter", "how to fix"):
@@ -36,4 +51,14 @@ def doctor():
     for label, note in native_adapters():
         table.add_row("native (wgpu)", "yes" if label else "no", "wgpu-native via wgpu-py", "", label or "", note)
     console.print(table)
-    console.print(f"workloads: {', '.join(sorted(discover()))}")
+    say(f"workloads: {', '.join(sorted(n for n, w in wls.items() if w.builtin))} (built in: {locations.workloads_dir()})")
+    for folder in user_dirs(workloads_dir):
+        mine = sorted(n for n, w in wls.items() if folder in (w.folder, w.folder.parent))
+        say(f"workloads: {', '.join(mine)} (from {folder})")
+    for name, version in npm.locked_packages().items():
+        try:
+            folder, place = npm.find(name, version)
+            say(f"npm: {name} {version}: {place.label}: {folder}")
+        except npm.NpmError:
+            say(f"npm: {name} {version}: not found in {npm.where_looked()}; `webgpu-harness setup` installs it")
+    say(f"harness: {locations.install_kind()}; run folders go to {locations.runs_dir()}")

@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from harness.cli.common import RUNS_DIR, console, err, fail, finish, timestamped
+from harness.cli.common import console, err, fail, finish, runs_dir, timestamped
 
 
 def native(
@@ -43,7 +43,7 @@ def native(
                           single_op_sync=single_op_sync, timestamp_query=timestamp_query, elements=elements)
     except OptionError as exc:
         fail(str(exc))
-    run_dir = output or timestamped(RUNS_DIR, "-native")
+    run_dir = output or timestamped(runs_dir(), "-native")
     params = {"n": o.n, "k": o.batch_labels, "rounds": o.rounds, "methods": o.methods, "variants": o.variants,
               "batched_pass": o.batched_pass, "single_op_sync": o.single_op_sync,
               "timestamp_query": o.timestamp_query, "elements": o.elements, "adapter": adapter,

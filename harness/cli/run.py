@@ -21,8 +21,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness import plan as P
-from harness.cli.common import RUNS_DIR, bad_input, console, err, finish, say, timestamped
+from harness.cli.common import bad_input, console, err, finish, require_measure_extra, runs_dir, say, timestamped
 from harness.drive.registry import BROWSERS
+from harness.workloads import served_roots
 
 
 def sigterm_as_interrupt() -> None:
@@ -51,7 +52,7 @@ def sigterm_as_interrupt() -> None:
 def build_plan(*, browser, workload, variant, profile, tokens, output, headed, browser_path, seed, param, repeat,
                memory_interval_ms, step_timeout_s, no_probes, browser_arg, without_flag, webgpu,
                emulation_bytes_per_stage, emulation_page_bytes, emulation_option, model, ort_version,
-               memory_budget) -> tuple[P.RunPlan, Path]:
+               memory_budget, workloads_dir=None, ort_dist=None) -> tuple[P.RunPlan, Path]:
     """Every run option → ``(plan, run folder)``. Raises :class:`harness.plan.PlanError`."""
     P.check_range(tokens, 1, 100_000, "--tokens")
     P.check_range(repeat, 1, 1000, "--repeat")
@@ -67,14 +68,15 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
     budget_bytes = P.parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
     if budget_bytes is not None and budget_bytes < 1 << 20:
         raise P.PlanError(f"--memory-budget {memory_budget!r} is under 1 MiB; give e.g. 2048MB")
-    run_dir = P.check_new_run_dir(output or timestamped(RUNS_DIR))
-    wls, variants, profiles = P.resolve_workloads(workload, variant, profile)
+    run_dir = P.check_new_run_dir(output or timestamped(runs_dir()))
+    wls, variants, profiles = P.resolve_workloads(workload, variant, profile, workloads_dir)
     browsers = P.resolve_browsers(browser, browser_path)
     raw = P.parse_key_values(param, "--param")
     recorded = {k: P.guess_scalar(v) for k, v in raw.items()}  # NaN/infinity are never a value
     workload_params = P.resolve_params(raw, wls, profiles)
     P.check_kv_capacity(wls, profiles, tokens, workload_params)
-    extra_roots = P.engine_params(wls, profiles, workload_params, model, ort_version)
+    extra_roots = P.engine_params(wls, profiles, workload_params, model, ort_version, ort_dist)
+    extra_roots.update(served_roots(wls))  # --workloads-dir workloads at /workloads/<name>/
     emulation = P.emulation_options(emulation_option, {"bytesPerStage": emulation_bytes_per_stage,
                                                        "pageBytes": emulation_page_bytes})
     plan = P.RunPlan(browsers=browsers, workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
@@ -181,7 +183,7 @@ def run(
     variant: Optional[List[str]] = typer.Option(None, "--variant", "-v", help="Variant(s) of the workload. Default: the manifest's default variants (decode-loop: fresh, reuse)."),
     profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Model profile from the workload's manifest. Default: the manifest's default profile."),
     tokens: int = typer.Option(64, "--tokens", "-n", help="Tokens (steps) to run per cell."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. Default: reports/runs/<timestamp>/."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. Default: <timestamp>/ under $WEBGPU_HARNESS_RUNS, else a clone's reports/runs/, else ./webgpu-harness-runs/."),
     headed: bool = typer.Option(False, "--headed", help="Show the browser window (needs a display)."),
     browser_path: Optional[str] = typer.Option(None, "--browser-path", help="Browser executable to launch instead of the one found."),
     seed: int = typer.Option(1, "--seed", help="Seed of the workload's random weights."),
@@ -197,7 +199,9 @@ def run(
     emulation_page_bytes: Optional[int] = typer.Option(None, "--emulation-page-bytes", help="Emulated WebGPU: round each stage's argument buffer up to this (0: no rounding; default: the emulation's, 16 KiB)."),
     emulation_option: Optional[List[str]] = typer.Option(None, "--emulation-option", help="Emulated WebGPU: another installEmulatedWebGPU option KEY=VALUE (repeatable), e.g. reportCostToJs=true, retainWrappersUntilDone=true, completion=microtask. See web/emulation/webgpu-emulated.js."),
     model: Optional[Path] = typer.Option(None, "--model", help="ort-decode: a local ONNX decoder (Transformers.js / onnxruntime-genai layout); ort-run: any local ONNX model. External data beside it. Instead of the built-in fixtures."),
-    ort_version: Optional[str] = typer.Option(None, "--ort-version", help="ort-decode, ort-run: onnxruntime-web version to load from node_modules/ (default: the pinned 1.31.0-dev.20260914-8d85527a0)."),
+    ort_version: Optional[str] = typer.Option(None, "--ort-version", help="ort-decode, ort-run: onnxruntime-web version to load from ./node_modules, a clone's node_modules or the per-user cache of `webgpu-harness setup` (default: the pinned 1.31.0-dev.20260914-8d85527a0)."),
+    ort_dist: Optional[Path] = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder (e.g. a local build's js/web/dist) or the package folder holding it, instead of an installed one."),
+    workloads_dir: Optional[List[Path]] = typer.Option(None, "--workloads-dir", help="A folder of your own workloads (one per subfolder, or one workload itself; manifest contract: workloads/README.md), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS (os.pathsep-separated)."),
     memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the token at which the content process (RSS + modeled native bytes) would exceed it (iOS killed the page at 2,048 MB in the field report). Default off."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh') or a .toml file of them (repeatable); exit 1 when one fails. Grammar: README, Budgets."),
     auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
@@ -205,6 +209,7 @@ def run(
     allow_skipped: bool = typer.Option(False, "--allow-skipped", help="Exit 0 even when every cell was skipped (nothing measured); without it such a run exits 1."),
 ):
     """Run workloads in browsers, record every sample, write tables, statistics and an HTML report."""
+    require_measure_extra()
     from harness.verdicts import budgets as B
 
     sigterm_as_interrupt()
@@ -217,7 +222,8 @@ def run(
             memory_interval_ms=memory_interval_ms, step_timeout_s=step_timeout_s, no_probes=no_probes,
             browser_arg=browser_arg, without_flag=without_flag, webgpu=webgpu,
             emulation_bytes_per_stage=emulation_bytes_per_stage, emulation_page_bytes=emulation_page_bytes,
-            emulation_option=emulation_option, model=model, ort_version=ort_version, memory_budget=memory_budget)
+            emulation_option=emulation_option, model=model, ort_version=ort_version, memory_budget=memory_budget,
+            workloads_dir=workloads_dir, ort_dist=ort_dist)
         B.check_references(budgets, plan.workloads)
     cells, interrupted = [], False
     try:

@@ -17,8 +17,9 @@ from typing import List, Optional
 import typer
 
 from harness import plan as P
-from harness.cli.common import RUNS_DIR, bad_input, err, fail, finish, say, timestamped
+from harness.cli.common import bad_input, err, fail, finish, require_measure_extra, runs_dir, say, timestamped
 from harness.cli.run import sigterm_as_interrupt
+from harness.workloads import served_roots
 
 
 def settle_served_cells(runner) -> None:
@@ -50,22 +51,26 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only; another address, e.g. 0.0.0.0 for a phone, prints a warning: every URL carries the run's token)."),
     port: int = typer.Option(0, "--port", help="Port (0: a free one)."),
     label: str = typer.Option("manual", "--label", help="Browser label recorded for these cells."),
+    workloads_dir: Optional[List[Path]] = typer.Option(None, "--workloads-dir", help="A folder of your own workloads (as for run), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS."),
+    ort_dist: Optional[Path] = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder or its package folder (as for run)."),
 ):
     """Serve the workloads for a browser you open yourself; samples are still recorded."""
+    require_measure_extra()
     from harness.drive.runner import Runner, cell_config
     from harness.serve import access
-    from harness.serve.app import DEFAULT_ROOTS, ServerThread, create_app
+    from harness.serve.app import ServerThread, create_app, default_roots
 
     with bad_input():
         P.check_range(tokens, 1, 100_000, "--tokens")
         P.check_range(port, 0, 65535, "--port")
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", label):
             raise P.PlanError(f"--label {label!r} must be 1-40 letters, digits, '-' or '_' (it becomes part of cell ids and URLs)")
-        wls, variants, profiles = P.resolve_workloads(workload, variant, profile)
+        wls, variants, profiles = P.resolve_workloads(workload, variant, profile, workloads_dir)
         params: dict = {}
         P.check_kv_capacity(wls, profiles, tokens, params)
-        extra_roots = P.engine_params(wls, profiles, params, None, None)
-        run_dir = P.check_new_run_dir(output or timestamped(RUNS_DIR, "-serve"))
+        extra_roots = P.engine_params(wls, profiles, params, None, None, ort_dist)
+        extra_roots.update(served_roots(wls))
+        run_dir = P.check_new_run_dir(output or timestamped(runs_dir(), "-serve"))
     plan = P.RunPlan(browsers=[label], workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
                      workload_params=params, extra_roots=extra_roots)
     runner = Runner(plan, run_dir, argv=sys.argv)
@@ -73,7 +78,7 @@ def serve(
         runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan, runner.token))
     runner.write_manifest()
     try:
-        app = create_app(runner.store, {**DEFAULT_ROOTS, **extra_roots}, token=runner.token,
+        app = create_app(runner.store, {**default_roots(), **extra_roots}, token=runner.token,
                          hosts=access.allowed_hosts(host))
         server = ServerThread(app, host=host, port=port)
         server.__enter__()

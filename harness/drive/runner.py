@@ -29,7 +29,7 @@ from harness.drive import processes as procs
 from harness.drive.reaper import reap_stale
 from harness.probe.registry import PROBES
 from harness.serve import access
-from harness.serve.app import DEFAULT_ROOTS, ServerThread, create_app
+from harness.serve.app import ServerThread, create_app, default_roots
 from harness.store import environment
 from harness.store.store import SampleStore
 from harness.workloads import Workload
@@ -134,7 +134,7 @@ class Runner:
         for cell in pending:
             self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan, self.token))
         self.write_manifest()
-        app = create_app(self.store, {**DEFAULT_ROOTS, **self.plan.extra_roots}, token=self.token)
+        app = create_app(self.store, {**default_roots(), **self.plan.extra_roots}, token=self.token)
         try:
             with ServerThread(app) as server:
                 for browser in self.plan.browsers:

@@ -21,10 +21,10 @@ from __future__ import annotations
 import time
 import weakref
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
+from harness import locations
 from harness.store import catalog
 
 # Same caps as workloads/dispatch-overhead/options.js (harness sanity limits, not WebGPU limits).
@@ -40,7 +40,7 @@ PHASES = ["create_command_encoder", "begin_compute_pass", "create_bind_group", "
           "set_bind_group", "dispatch_workgroups", "end", "finish", "submit"]
 #: Counter names of the probe catalog (web/probes/catalog.js), as the browser worker sends them.
 COUNTER_NAMES = catalog.counter_names()
-KERNEL_FILE = Path(__file__).resolve().parents[2] / "workloads" / "kernels" / "add.wgsl"
+KERNEL_FILE = locations.workloads_dir() / "kernels" / "add.wgsl"
 
 
 class OptionError(ValueError):

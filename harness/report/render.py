@@ -17,12 +17,12 @@ import jinja2
 from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
-from harness import REPO_ROOT
+from harness import locations
 from harness.report import charts
 from harness.report import format as F
 from harness.report.sections import SECTIONS
 
-TEMPLATES = REPO_ROOT / "reports" / "templates"
+TEMPLATES = locations.templates_dir()
 
 
 def ci_svg(d, scale: float) -> Markup:

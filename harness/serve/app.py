@@ -8,7 +8,8 @@ Every response carries ``Cross-Origin-Opener-Policy: same-origin`` and
 
 Routes:
   GET  /                          index of registered cells (for ``webgpu-harness serve``; token)
-  GET  /web/..., /workloads/..., /node_modules/...   static files (404 outside those roots)
+  GET  /web/..., /workloads/..., /node_modules/<name>/..., /ort/<version>/...   static files
+                                  (404 outside those roots)
   GET  /<prefix>/<name>           single files (``files``: a ``--model`` and the external data
                                   it names, nothing else of its folder; token)
   GET  /api/cells/{cell}          the cell's configuration, read by the worker bootstrap (token)
@@ -41,7 +42,7 @@ from pydantic import ValidationError
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from harness import REPO_ROOT
+from harness import locations, npm
 from harness.serve import access
 from harness.serve.samples import MAX_BODY_BYTES, SampleBatch
 from harness.store.store import SampleStore
@@ -58,11 +59,10 @@ ISOLATION_HEADERS = {
     "Cache-Control": "no-store",
 }
 
-#: URL prefix → folder served under it.
+#: URL prefix → folder served under it: the harness's own files (harness/locations.py).
 DEFAULT_ROOTS = {
-    "web": REPO_ROOT / "web",
-    "workloads": REPO_ROOT / "workloads",
-    "node_modules": REPO_ROOT / "node_modules",
+    "web": locations.web_dir(),
+    "workloads": locations.workloads_dir(),
 }
 #: Seconds a client has to send a whole request head (slow-loris guard).
 HEAD_TIMEOUT_S = 10.0
@@ -72,15 +72,22 @@ BODY_TIMEOUT_S = 30.0
 MAX_CONNECTIONS = 100
 
 
+def default_roots() -> dict[str, Path]:
+    """:data:`DEFAULT_ROOTS` and ``node_modules/<name>`` for each pinned npm package found
+    (harness/npm.py: ./node_modules, a clone's, the per-user cache)."""
+    return {**DEFAULT_ROOTS, **npm.served_roots()}
+
+
 def _token_of(request: Request) -> str | None:
     return request.headers.get(access.TOKEN_HEADER) or request.query_params.get(access.TOKEN_PARAM)
 
 
 def create_app(store: SampleStore, roots: dict[str, Path] | None = None, token: str | None = None,
                hosts: list[str] | None = None) -> FastAPI:
-    """Build the app around ``store``. ``roots`` maps URL prefixes to folders (served whole) or
-    to single files (served alone, with the token); ``token``: the run's token (None: no token
-    asked, for tests of other things); ``hosts``: Host names answered (default: loopback's)."""
+    """Build the app around ``store``. ``roots`` maps URL prefixes to folders (served whole;
+    default: :func:`default_roots`) or to single files (served alone, with the token);
+    ``token``: the run's token (None: no token asked, for tests of other things); ``hosts``:
+    Host names answered (default: loopback's)."""
     app = FastAPI(title="webgpu-harness", docs_url=None, redoc_url=None)
 
     def refuse(status: int, detail: str) -> JSONResponse:
@@ -139,7 +146,8 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None, token: 
         return JSONResponse(result, 422 if result["refused"] else 200)
 
     files: dict[str, Path] = {}
-    for prefix, target in (roots or DEFAULT_ROOTS).items():
+    # longest prefix first: a user workload's workloads/<name> before the built-in workloads/
+    for prefix, target in sorted((roots or default_roots()).items(), key=lambda kv: -len(kv[0])):
         target = Path(target)
         if target.is_file():
             files[f"/{prefix.strip('/')}"] = target

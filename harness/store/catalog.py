@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from harness import REPO_ROOT
+from harness import locations
 
-CATALOG_JS = REPO_ROOT / "web" / "probes" / "catalog.js"
+CATALOG_JS = locations.catalog_js()
 
 
 @dataclass(frozen=True)

@@ -1,27 +1,15 @@
-"""What a run records about where it ran: harness version, git commit, OS, CPU, Python."""
+"""What a run records about where it ran: harness version, git commit (from a clone), how the harness
+is installed (clone or wheel), OS, CPU, Python."""
 
 from __future__ import annotations
 
 import os
 import platform
-import subprocess
 from datetime import datetime, timezone
 
 import psutil
 
-from harness import REPO_ROOT, __version__
-
-
-def git_commit() -> str | None:
-    """HEAD of the harness's git checkout (with ``-dirty`` if the tree has changes), or None."""
-    try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
-                             text=True, timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-        return sha + ("-dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
+from harness import __version__, locations
 
 
 def cpu_model() -> str:
@@ -39,7 +27,8 @@ def describe() -> dict:
     """Environment block of ``manifest.json``."""
     return {
         "harness_version": __version__,
-        "git_commit": git_commit(),
+        "git_commit": locations.git_commit(),
+        "harness_install": locations.install_kind(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "os": f"{platform.system()} {platform.release()} ({platform.platform()})",
         "cpu": cpu_model(),

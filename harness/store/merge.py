@@ -119,7 +119,8 @@ def merge(dirs: list[Path], out_dir: Path, labels: list[str] | None = None, argv
                 sources[-1]["torn_last_line_dropped"] = True
     env = environment.describe()
     manifest = {
-        "harness_version": env["harness_version"], "git_commit": env["git_commit"], "created": env["created"],
+        "harness_version": env["harness_version"], "git_commit": env["git_commit"],
+        "harness_install": env["harness_install"], "created": env["created"],
         "os": "; ".join(f"{s['label']}: {s['os']}" for s in sources),
         "cpu": "; ".join(f"{s['label']}: {s['cpu']}" for s in sources),
         "cpu_count": "; ".join(f"{s['label']}: {s['cpu_count']}" for s in sources),

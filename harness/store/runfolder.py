@@ -72,7 +72,7 @@ def read_samples(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def describe_environment() -> dict[str, Any]:
-    """The manifest's environment block (harness version, commit, OS, CPU, Python)."""
+    """The manifest's environment block (harness version, commit, install, OS, CPU, Python)."""
     try:
         from harness.store import environment
 
@@ -84,7 +84,10 @@ def describe_environment() -> dict[str, Any]:
                 cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
         except OSError:
             pass
-        return {"harness_version": __version__, "git_commit": None,
+        from harness import locations  # standard library only
+
+        return {"harness_version": __version__, "git_commit": locations.git_commit(),
+                "harness_install": locations.install_kind(),
                 "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "os": f"{platform.system()} {platform.release()} ({platform.platform()})",
                 "cpu": cpu, "cpu_count": os.cpu_count(), "memory_bytes": None,

@@ -122,26 +122,11 @@ def test_section_figures_match_the_steps(wk_run):
     assert g.classify(by_variant["minimal"], by_variant["minimal"])[0] == "none"
 
 
-def test_bad_param_fails_the_cell_with_a_one_line_reason(tmp_path):
+def test_bad_param_is_one_line_exit_2_before_any_browser(tmp_path):
+    # the manifest declares dispatches_per_token as int 1..100000: checked before anything runs
     r = run_cli("run", "--browser", "webkit", "--workload", "gc-retention", "--variant", "minimal", "--tokens", "2",
                 "--param", "dispatches_per_token=-5", run_dir=tmp_path / "r")
-    assert r.returncode == 1, r.stdout + r.stderr
-    s = pd.read_csv(tmp_path / "r" / "summary.csv", keep_default_na=False)
-    assert s["status"].tolist() == ["failed"]
-    reason = s["reason"].iloc[0]
-    assert "dispatches_per_token=-5: must be an integer from 1 to 100000" in reason
-    assert "\n" not in reason
-
-
-def test_classify_rules():
-    from harness.stats.workloads.gc_retention import classify
-
-    def conf(live_max, late, ratio):
-        return {"mean": {"live_max": live_max, "events_late": late}, "ratio": ratio}
-
-    base = conf(10_000, 5, 1.0)
-    assert classify(conf(25_000, 3, 2.5), base)[0] == "more"
-    assert classify(conf(4_000, 9, 0.4), base)[0] == "less"
-    assert classify(conf(18_000, 0, 1.8), base)[0] == "more"  # no collection in the second half
-    assert classify(conf(12_000, 4, 1.2), base)[0] == "none"
-    assert classify(conf(12_000, 4, None), None)[0] == "n/a"
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "dispatches_per_token '-5' is not valid (int 1..100000)" in lines[0]
+    assert not (tmp_path / "r").exists()

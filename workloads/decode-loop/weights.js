@@ -5,6 +5,7 @@
 // MatMulNBits B input (4 bits, block 32, no zero points: zero point 8), read as u32 little-endian:
 // row n holds K/8 words, element k of the row in bits 4*(k % 8) of word k / 8; one f32 scale per
 // row and block (workloads/kernels/matmul_nbits.wgsl).
+import { prng } from '../lib/prng.js';
 
 import { modelWeights } from './graph-builder.js';
 
@@ -17,17 +18,6 @@ function hashString(s, h = 0x811c9dc5) {
   return h >>> 0;
 }
 
-/** mulberry32-style generator: returns a function giving uint32s. */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 const unit = (next) => next() / 4294967296; // [0, 1)
 

@@ -1,6 +1,6 @@
-// Loading onnxruntime-web in a worker or page, for workloads that run ONNX models (ort-run).
-// Same loading as workloads/ort-decode/main.js: the pinned package under /node_modules/, or the
-// dist/ folder the harness passes as `ortDist` (harness/cli.py engine_params, --ort-version).
+// Loading onnxruntime-web in a worker or page, for the workloads that run ONNX models (ort-decode,
+// ort-run): the pinned package under /node_modules/, or the dist/ folder the harness passes as
+// `ortDist` (harness/plan.py engine_params: --ort-version, --ort-dist).
 
 /** Bundle name → file in onnxruntime-web's dist/. */
 export const BUNDLES = {

@@ -33,15 +33,9 @@
 
 import {installBindGroupCache} from '../lib/bind-group-cache.js';
 import { fnv1a32Hex } from '../lib/hash.js';
+import { DEFAULT_DIST, epOptions, fetchBytes, importOrt } from '../lib/ort.js';
 
 
-const BUNDLES = {
-  webgpu: 'ort.webgpu.bundle.min.mjs',
-  jspi: 'ort.jspi.bundle.min.mjs',
-  jsep: 'ort.bundle.min.mjs',
-};
-
-const DEFAULT_DIST = new URL('../../node_modules/onnxruntime-web/dist/', import.meta.url).href;
 
 function argmax(values) {
   let best = 0;
@@ -151,38 +145,6 @@ function forceGc(mb) {
   return sum;
 }
 
-function epOptions(params) {
-  const ep = {name: 'webgpu'};
-  for (const key of ['storageBufferCacheMode', 'uniformBufferCacheMode', 'validationMode', 'preferredLayout']) {
-    if (params[key]) ep[key] = String(params[key]);
-  }
-  return ep;
-}
-
-async function loadModelBytes(url) {
-  let response;
-  try {
-    response = await fetch(url);
-  } catch (e) {
-    throw new Error(`ort-decode: could not fetch model ${url}: ${e.message}`);
-  }
-  if (!response.ok) throw new Error(`ort-decode: model ${url}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
-}
-
-async function importOrt(bundle, dist) {
-  const file = BUNDLES[bundle];
-  if (!file) throw new Error(`ort-decode: bundle must be one of ${Object.keys(BUNDLES).join(', ')}, got ${bundle}`);
-  if (bundle === 'jspi' && typeof WebAssembly.Suspending !== 'function') {
-    throw new Error('SKIP: this browser has no JSPI (WebAssembly.Suspending), which the jspi bundle needs');
-  }
-  const ort = await import(new URL(file, dist).href);
-  ort.env.wasm.numThreads = 1;
-  ort.env.wasm.proxy = false;
-  ort.env.wasm.wasmPaths = dist;
-  return ort;
-}
-
 // Per-token cache activity: hits/misses/evictions are deltas since the previous call (the
 // shim's stats() are cumulative); size and the cap are the state at the token's end.
 let lastCacheStats = null;
@@ -261,7 +223,7 @@ export async function run(ctx) {
   try {
     const ort = await importOrt(bundle, dist);
     ort.env.logLevel = 'error';
-    const modelBytes = await loadModelBytes(modelUrl);
+    const modelBytes = await fetchBytes(modelUrl, 'model');
     const base = {
       executionProviders: [epOptions(params)],
       graphOptimizationLevel: 'all',

@@ -1,5 +1,6 @@
 // Inputs for any ONNX model: generated from the session's declared input shapes and types, or read
 // from .npy files. Pure functions (no WebGPU, no onnxruntime), unit-tested in tests/js/ort-run.test.mjs.
+import { prng } from '../lib/prng.js';
 
 /** ONNX tensor element type (onnxruntime-web's names) → typed array constructor and byte size. */
 export const TYPES = {
@@ -55,16 +56,10 @@ export function resolveShape(shape, dims, dimDefault, inputName = 'input') {
   });
 }
 
-/** mulberry32: a 32-bit seeded PRNG returning floats in [0, 1) (public domain, T. Ettinger). */
+/** mulberry32 (public domain, T. Ettinger) as floats in [0, 1): workloads/lib/prng.js. */
 export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = prng(seed);
+  return () => next() / 4294967296;
 }
 
 /** IEEE 754 half bits of a float in [0, 1) or small integers (round to nearest, no subnormal care). */

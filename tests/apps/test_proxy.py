@@ -1,0 +1,160 @@
+"""harness/serve/proxy.py and harness/serve/injection.py over real HTTP (no browser): the
+proxy in front of the test-app server, answered byte for byte."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import socket
+
+import httpx
+import pytest
+from fastapi import FastAPI, Request
+from fastapi.responses import RedirectResponse, Response
+
+from harness.serve.injection import MAX_BODY_BYTES, InjectConfig, InjectionCore, check_step_on
+from harness.serve.proxy import ReverseProxy, parse_upstream
+from server import Served, create_app
+
+CSP = "script-src 'self'; worker-src 'self' blob:"
+
+
+@pytest.fixture(scope="module")
+def proxied():
+    """The test apps (COOP/COEP + a CSP) behind the proxy: (app server url, proxy, core)."""
+    core = InjectionCore(InjectConfig())
+    with Served(create_app(isolated=True, csp=CSP)) as srv, ReverseProxy(srv.url, core) as proxy:
+        yield srv.url, proxy, core
+
+
+def get(url: str, **headers) -> httpx.Response:
+    return httpx.get(url, headers=headers, timeout=30)
+
+
+def test_html_document_gets_the_bootstrap_and_keeps_its_headers(proxied):
+    base, proxy, _ = proxied
+    direct = get(f"{base}/main-thread/", **{"sec-fetch-dest": "document"})
+    via = get(f"{proxy.url}/main-thread/", **{"sec-fetch-dest": "document"})
+    tag = b'<script src="/__webgpu_harness__/bootstrap.js?kind=page"></script>'
+    assert via.content == direct.content.replace(b"<head>", b"<head>" + tag, 1)
+    for h in ("cross-origin-opener-policy", "cross-origin-embedder-policy", "content-security-policy"):
+        assert via.headers[h] == direct.headers[h]
+    assert via.headers["content-length"] == str(len(via.content))
+    assert proxy.requests[-1].injected == "html"
+
+
+def test_everything_else_passes_byte_for_byte(proxied):
+    base, proxy, _ = proxied
+    for path, dest in [("/models/qwen2-tiny/onnx/model.onnx", "empty"), ("/shared/compute.js", "script"),
+                       ("/main-thread/", "empty"), ("/node_modules/onnxruntime-web/dist/ort.webgpu.min.js", "script")]:
+        direct, via = get(base + path, **{"sec-fetch-dest": dest}), get(proxy.url + path, **{"sec-fetch-dest": dest})
+        assert via.status_code == direct.status_code == 200
+        assert via.content == direct.content, path
+        assert via.headers["content-type"] == direct.headers["content-type"]
+    assert get(proxy.url + "/nope.js").status_code == 404
+
+
+def test_worker_scripts_get_the_registered_type(proxied):
+    base, proxy, core = proxied
+    top = {"sec-fetch-dest": "worker", "sec-fetch-mode": "same-origin"}
+    src = get(f"{base}/nested/outer.js").content
+    # registered as a module by the Worker wrapper (synchronous POST before the fetch)
+    r = httpx.post(f"{proxy.url}/__webgpu_harness__/worker",
+                   json={"url": f"{proxy.url}/nested/outer.js", "type": "module", "kind": "worker", "wid": "w1"})
+    assert r.status_code == 204
+    via = get(f"{proxy.url}/nested/outer.js", **top)
+    assert via.content == b'import "/__webgpu_harness__/bootstrap.js?kind=worker&type=module&wid=w1";' + src
+    assert "etag" not in via.headers and via.headers["cache-control"] == "no-store"
+    # unregistered: the type is guessed from the text (this one is classic)
+    via = get(f"{proxy.url}/nested/inner.js", **top)
+    assert via.content.startswith(b'importScripts("/__webgpu_harness__/bootstrap.js?kind=worker&type=classic");')
+    # a module imported by a module worker has dest worker but mode cors: left alone
+    dep = get(f"{proxy.url}/shared/compute.js", **{"sec-fetch-dest": "worker", "sec-fetch-mode": "cors"})
+    assert dep.content == get(f"{base}/shared/compute.js").content
+
+
+def test_bootstrap_and_samples_are_answered_by_the_proxy(proxied):
+    _, proxy, core = proxied
+    js = get(f"{proxy.url}/__webgpu_harness__/bootstrap.js?kind=worker&type=classic&wid=abc")
+    assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
+    assert js.headers["cross-origin-embedder-policy"] == "require-corp"  # WebKitGTK, isolated module workers
+    assert js.text.startswith("(function __webgpuHarnessBootstrap(config) {")
+    assert '"realm": {"kind": "worker", "type": "classic", "wid": "abc"}' in js.text
+    assert '"stepOn": "mapAsync"' in js.text
+    n = len(core.samples)
+    ok = httpx.post(f"{proxy.url}/__webgpu_harness__/samples", json={"samples": [{"kind": "step", "step": 0}]})
+    assert ok.status_code == 204 and core.samples[n]["kind"] == "step" and "received_s" in core.samples[n]
+    assert httpx.post(f"{proxy.url}/__webgpu_harness__/samples", content=b"{").status_code == 400
+    assert httpx.post(f"{proxy.url}/__webgpu_harness__/samples", json={"samples": [{"no": "kind"}]}).status_code == 400
+    big = json.dumps({"samples": [{"kind": "log", "message": "x" * MAX_BODY_BYTES}]})
+    assert httpx.post(f"{proxy.url}/__webgpu_harness__/samples", content=big).status_code == 413
+    assert len(core.samples) == n + 1
+
+
+def test_an_absolute_form_request_is_refused(proxied):
+    base, proxy, _ = proxied
+    n = len(proxy.requests)
+    with socket.create_connection((proxy.host, proxy.port), timeout=10) as s:
+        s.sendall(b"GET http://example.invalid/main-thread/ HTTP/1.1\r\nHost: example.invalid\r\nConnection: close\r\n\r\n")
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    assert data.startswith(b"HTTP/1.1 400") and b"only origin-form requests" in data
+    assert len(proxy.requests) == n  # nothing was forwarded
+
+
+def test_redirects_cookies_and_encodings_pass():
+    app = FastAPI()
+
+    @app.get("/go")
+    def go(request: Request):
+        return RedirectResponse(f"{request.url.scheme}://{request.headers['host']}/there", 302)
+
+    @app.get("/cookies")
+    def cookies():
+        r = Response("ok")
+        r.set_cookie("a", "1")
+        r.set_cookie("b", "2")
+        return r
+
+    @app.get("/page")
+    def page():
+        return Response(gzip.compress(b"<html><head></head>hi</html>"), media_type="text/html",
+                        headers={"content-encoding": "gzip"})
+
+    core = InjectionCore()
+    with Served(app) as up, ReverseProxy(up.url, core) as proxy:
+        r = httpx.get(f"{proxy.url}/go", follow_redirects=False)
+        assert r.status_code == 302 and r.headers["location"] == f"{proxy.url}/there"
+        r = httpx.get(f"{proxy.url}/cookies")
+        assert r.headers.get_list("set-cookie") == ["a=1; Path=/; SameSite=lax", "b=2; Path=/; SameSite=lax"]
+        raw = httpx.get(f"{proxy.url}/page", headers={"accept-encoding": "gzip"})  # passes encoded
+        assert raw.headers["content-encoding"] == "gzip" and b"__webgpu_harness__" not in raw.content
+        doc = httpx.get(f"{proxy.url}/page", headers={"accept-encoding": "gzip", "sec-fetch-dest": "document"})
+        assert "content-encoding" not in doc.headers  # decoded, injected
+        assert doc.content == b'<html><head><script src="/__webgpu_harness__/bootstrap.js?kind=page"></script></head>hi</html>'
+
+
+def test_bad_upstreams_and_binds_are_refused():
+    core = InjectionCore()
+    with pytest.raises(ValueError, match="http:// or https://"):
+        ReverseProxy("ftp://127.0.0.1/", core)
+    with pytest.raises(ValueError, match="loopback"):
+        ReverseProxy("http://127.0.0.1:1/", core, host="0.0.0.0")
+    assert parse_upstream("http://localhost/app/?x=1") == "http://localhost:80"
+    with ReverseProxy("http://127.0.0.1:9/", core) as proxy:  # nothing listens on the discard port
+        r = httpx.get(proxy.url + "/")
+        assert r.status_code == 502 and "unreachable" in r.text
+        with pytest.raises(ValueError, match="not on the proxied origin"):
+            proxy.url_for("http://127.0.0.2:9/")
+
+
+@pytest.mark.parametrize("spec", ["mapAsync", "mapAsync:3", "mark:token", "console:^tok \\d+", "interval:250"])
+def test_step_on_forms(spec):
+    assert check_step_on(spec) == spec
+
+
+@pytest.mark.parametrize("spec", ["", "mapasync", "mapAsync:0", "interval:0", "interval:x", "console:(", "every:3"])
+def test_bad_step_on_names_the_valid_forms(spec):
+    with pytest.raises(ValueError, match="mapAsync, mapAsync:N, mark:NAME, console:REGEX or interval:MS|bad regular"):
+        check_step_on(spec)
