@@ -8,8 +8,8 @@ samples arrive:
   worker's clock) less the smallest such value of its sender: how much later than the fastest
   delivery each step arrived (the clocks' offset cancels; an upper bound on the true lag's
   spread);
-- queue depth p50/p99/max: ``queue`` of every step line, the samples still waiting in the sink
-  when its batch left (web/probes/sink.js): what a crash at that moment would lose;
+- queue depth p50/p99/max: ``queue`` of every step line, the samples unanswered in the sink
+  when its batch left, that batch included (web/probes/sink.js): what a crash then would lose;
 - batches: requests per step sample, duplicates, gaps and refusals (all 0 in a clean run).
 """
 

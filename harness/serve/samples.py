@@ -165,14 +165,14 @@ PAGE_KINDS = ("env", "step", "log", "error", "skip", "done", "uasm", "device_los
 
 class SampleBatch(BaseModel):
     """Body of ``POST /api/cells/{cell}/samples``: ``src`` (the sender), ``queue`` (samples the
-    sender still held behind this batch when it sent it) and the samples, each checked on its
+    sender held unanswered when it sent this batch: the batch and those behind it) and the samples, each checked on its
     own by :func:`check_sample` (so one bad sample does not cost the batch)."""
 
     # cache only keys: pydantic-core would otherwise intern every distinct string value (a new
     # logits hash per token) in its JSON string cache, which grows the harness for a long run
     model_config = ConfigDict(extra="forbid", cache_strings="keys", strict=True, allow_inf_nan=False)
     src: str = Field(pattern=SENDER_ID)
-    queue: int = Field(0, ge=0, le=MAX_QUEUE)
+    queue: int = Field(0, ge=0, le=MAX_QUEUE + MAX_SAMPLES_PER_BATCH)
     samples: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_SAMPLES_PER_BATCH)
 
 

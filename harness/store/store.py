@@ -35,8 +35,9 @@ from harness.serve.samples import SampleRefused, check_sample
 PROGRESS_KINDS = ("env", "step", "heartbeat", "done", "error", "skip")
 #: Kinds that end a cell.
 END_KINDS = ("done", "error", "skip")
-#: Most step times kept per cell for stamping memory samples (:meth:`SampleStore.step_at`).
-STEP_TIMES_KEPT = 4096
+#: Most step times kept per cell for stamping memory samples (:meth:`SampleStore.step_at`; a
+#: round is stamped about a second after it was taken, so recent steps are enough).
+STEP_TIMES_KEPT = 512
 
 
 def ranges(values: list[int]) -> str:

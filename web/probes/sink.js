@@ -14,8 +14,8 @@
 //    and the store sees the jump in `n` (a `gap`) when the next batch arrives;
 //  - queue full: the sample is dropped but still numbered, so the gap shows in the run.
 // A crash of the worker or page loses at most what was not yet answered: the batch in flight
-// and the samples queued behind it (each line's `queue` says how many were waiting when its
-// batch left; RESULTS.md). `flush()` resolves when everything posted so far was answered;
+// and the samples queued behind it (each line's `queue` says how many were unanswered — its
+// batch and those behind it — when its batch left; RESULTS.md). `flush()` resolves when everything posted so far was answered;
 // `post()` returns a promise that resolves when that sample was.
 
 /** Most samples in one request (harness/serve/samples.py MAX_SAMPLES_PER_BATCH). */
@@ -115,7 +115,9 @@ export class SampleSink {
     try {
       while (this.queue.length && !this.closed) {
         const batch = this.take();
-        const body = `{"src":${JSON.stringify(this.src)},"queue":${this.queue.length},"samples":[${batch.map((s) => s.json).join(',')}]}`;
+        // queue: samples unanswered as this batch leaves (it and those behind it): what a crash now loses
+        const unanswered = batch.length + this.queue.length;
+        const body = `{"src":${JSON.stringify(this.src)},"queue":${unanswered},"samples":[${batch.map((s) => s.json).join(',')}]}`;
         for (let attempt = 0; ; attempt++) {
           let status = 0;
           try {
