@@ -310,6 +310,13 @@ class Cell:
     webgpu: str = ""
     status: str = "pending"
     reason: str = ""
+    #: provenance: how the browser was driven (``playwright``, ``selenium-webkitgtk``, ``webdriver-remote``,
+    #: ``playwright-remote``, ``cdp-remote``, ``manual``), the endpoint it was reached at, the platform it
+    #: reported, and what per-process memory could be measured (harness/probe/process_memory.py ``describe``)
+    driver: str = ""
+    endpoint: str = ""
+    platform: str = ""
+    memory: str = ""
 
 
 @dataclass
@@ -344,6 +351,15 @@ class RunPlan:
     emulation_options: dict[str, Any] = field(default_factory=lambda: dict(EMULATION_DEFAULTS))
     #: bytes; marks the token at which the content process would exceed it (iOS jetsam)
     memory_budget_bytes: int | None = None
+    #: browsers behind an endpoint: label → harness.drive.remote.RemoteTarget (empty: launched here)
+    remote: dict[str, Any] = field(default_factory=dict)
+    #: where the harness's server binds (loopback unless asked), and the base URL browsers are sent to
+    host: str = "127.0.0.1"
+    port: int = 0
+    public_url: str | None = None
+    #: serve over https; (certificate, key) PEM files, or None to use the generated ones (serve/tls.py)
+    https: bool = False
+    tls_files: tuple[Path, Path] | None = None
 
     def cells(self) -> list[Cell]:
         """Every cell, per browser in round-robin order: repetition r of every workload × variant
@@ -372,4 +388,8 @@ class RunPlan:
                 "repeat": self.repeat, "headed": self.headed, "browser_args": self.browser_args,
                 "without_browser_args": self.without_browser_args, "probes": self.probes, "webgpu": self.webgpu,
                 "emulation_options": self.emulation_options, "memory_budget_bytes": self.memory_budget_bytes,
-                "memory_interval_s": self.memory_interval_s, "step_timeout_s": self.step_timeout_s}
+                "memory_interval_s": self.memory_interval_s, "step_timeout_s": self.step_timeout_s,
+                **({"remote": {b: {"kind": t.kind, "url": t.url} for b, t in self.remote.items()}}
+                   if self.remote else {}),
+                **({"public_url": self.public_url} if self.public_url else {}),
+                **({"https": True} if self.https else {})}

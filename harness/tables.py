@@ -29,13 +29,20 @@ CELL_KEYS = ["cell", "browser", "workload", "variant", "profile", "repetition"]
 STEP_COLUMNS = CELL_KEYS + ["step", "token", "logits_hash", "cpu_ms", "wall_ms", "received_s",
                             *COUNTER_COLUMNS.values(), *LIVE_COLUMNS, *EMULATION_COLUMNS]
 MEMORY_COLUMNS = ["cell", "source", "process_type", "pid", "rss_bytes", "uss_bytes", "js_heap_bytes",
-                  "time_s", "token"]
+                  "time_s", "token", "footprint_bytes"]
+#: Sources of per-process samples taken by the harness: psutil (RSS, USS) and, on macOS,
+#: footprint (RSS plus the physical footprint; harness/probe/footprint.py).
+PROCESS_SOURCES = ("psutil", "footprint")
+#: Provenance of each cell (manifest cells; harness/plan.py Cell): how its browser was driven,
+#: the endpoint, the platform it reported, what per-process memory could be measured.
+PROVENANCE_COLUMNS = ["driver", "endpoint", "platform", "memory"]
 SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "workload", "variant",
                    "profile", "repetition", "tokens", "status", "reason", "bind_groups_per_token",
                    "dispatches_per_token", "submits_per_token", "live_bind_groups_end",
                    "tokens_identical", "median_ms_per_token", "median_cpu_ms_per_token", "steps_received",
                    "live_bind_groups_max", "modeled_native_bytes_max", "content_rss_bytes_max",
-                   "memory_budget_bytes", "would_be_killed_at_token", "engine"]
+                   "memory_budget_bytes", "would_be_killed_at_token", "engine", "content_footprint_bytes_max",
+                   *PROVENANCE_COLUMNS]
 
 
 @dataclass
@@ -104,6 +111,7 @@ def build(run_dir: Path) -> Tables:
     if len(steps):
         steps = steps.sort_values(["cell", "step"]).drop_duplicates(["cell", "step"], keep="last").reset_index(drop=True)
     memory = pd.DataFrame(mem_rows, columns=MEMORY_COLUMNS)
+    memory["footprint_bytes"] = pd.to_numeric(memory["footprint_bytes"])
     if len(memory):
         memory["token"] = memory.groupby("cell")["token"].ffill()
     events = pd.DataFrame(event_rows, columns=["cell", "kind", "received_s", "message", "detail"])
@@ -121,6 +129,7 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         after = s[s["step"] > 0]  # token 0 builds pipelines and caches: never in per-token medians
         row = {k: c.get(k) for k in ("cell", "browser", "browser_version", "adapter", "webgpu", "workload",
                                      "variant", "profile", "repetition", "tokens", "status", "reason")}
+        row.update({k: c.get(k) or None for k in PROVENANCE_COLUMNS})
         if c.get("machine"):  # merged runs (harness/store/merge.py)
             row["machine"] = c["machine"]
         row.update({
@@ -138,15 +147,19 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         per_type = process_type_totals(memory[memory["cell"] == c["cell"]])
         for ptype, grp in per_type.groupby("process_type"):
             row[f"peak_rss_bytes_{ptype}"] = int(grp["rss_bytes"].max())
+            if grp["footprint_bytes"].notna().any():
+                row[f"peak_footprint_bytes_{ptype}"] = int(grp["footprint_bytes"].max())
         content = _content(memory[memory["cell"] == c["cell"]])
         row["content_rss_bytes_max"] = int(content["rss_bytes"].max()) if len(content) else None
+        row["content_footprint_bytes_max"] = (int(content["footprint_bytes"].max())
+                                              if len(content) and content["footprint_bytes"].notna().any() else None)
         rows.append(row)
     summary = pd.DataFrame(rows)
     for col in SUMMARY_COLUMNS:
         if col not in summary:
             summary[col] = pd.Series(dtype="object")
     summary["tokens_identical"] = _tokens_identical(summary, steps)
-    peaks = sorted(c for c in summary.columns if c.startswith("peak_rss_bytes_"))
+    peaks = sorted(c for c in summary.columns if c.startswith(("peak_rss_bytes_", "peak_footprint_bytes_")))
     return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks]
 
 
@@ -155,12 +168,14 @@ def process_type_totals(memory: pd.DataFrame) -> pd.DataFrame:
     process_type) with ``rss_bytes``/``uss_bytes`` totals over that type's processes (Chromium
     runs several renderers and utilities; a per-type line would otherwise zigzag between pids)
     and the ``token`` reached."""
-    m = memory[memory["source"] == "psutil"]
+    m = memory[memory["source"].isin(PROCESS_SOURCES)]
     if not len(m):
-        return pd.DataFrame(columns=["cell", "time_s", "process_type", "rss_bytes", "uss_bytes", "token", "processes"])
+        return pd.DataFrame(columns=["cell", "time_s", "process_type", "rss_bytes", "uss_bytes", "token", "processes",
+                                     "footprint_bytes"])
     return (m.groupby(["cell", "time_s", "process_type"], as_index=False)
              .agg(rss_bytes=("rss_bytes", "sum"), uss_bytes=("uss_bytes", "sum"), token=("token", "max"),
-                  processes=("pid", "nunique")))
+                  processes=("pid", "nunique"),
+                  footprint_bytes=("footprint_bytes", lambda v: v.sum(min_count=1))))
 
 
 def engine_label(result: dict) -> str | None:
@@ -175,8 +190,9 @@ def engine_label(result: dict) -> str | None:
 def _content(memory: pd.DataFrame) -> pd.DataFrame:
     """psutil samples of content processes (renderer / WebKitWebProcess / WebContent): the
     largest single one per sampling round — the process a jetsam limit would kill."""
-    m = memory[(memory["source"] == "psutil") & memory["process_type"].isin(CONTENT_PROCESS_TYPES)]
-    return m.groupby(["cell", "time_s"], as_index=False).agg(rss_bytes=("rss_bytes", "max"), token=("token", "max"))
+    m = memory[memory["source"].isin(PROCESS_SOURCES) & memory["process_type"].isin(CONTENT_PROCESS_TYPES)]
+    return m.groupby(["cell", "time_s"], as_index=False).agg(rss_bytes=("rss_bytes", "max"), token=("token", "max"),
+                                                             footprint_bytes=("footprint_bytes", "max"))
 
 
 def _jetsam(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, budget: int | None) -> None:
@@ -194,7 +210,9 @@ def _jetsam(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, bu
     for _, row in summary.iterrows():
         s = steps[steps["cell"] == row["cell"]].set_index("step")
         c = content[content["cell"] == row["cell"]].dropna(subset=["token"])
-        rss = c.groupby("token")["rss_bytes"].max().reindex(s.index).ffill().fillna(0) if len(s) else pd.Series(dtype=float)
+        # macOS: the physical footprint is what jetsam counts (harness/probe/footprint.py)
+        col = "footprint_bytes" if c["footprint_bytes"].notna().any() else "rss_bytes"
+        rss = c.groupby("token")[col].max().reindex(s.index).ffill().fillna(0) if len(s) else pd.Series(dtype=float)
         modeled = s["modeled_native_bytes"].fillna(0) if len(s) else pd.Series(dtype=float)
         if len(s):
             modeled = modeled + (s["modeled_buffer_bytes"].fillna(0) - s["buffer_contents_js_bytes"].fillna(0)).clip(lower=0)

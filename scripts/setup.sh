@@ -2,8 +2,9 @@
 # Sets up a clone (make run / make test call it): a .venv with this package (editable, with its
 # test extras), then `webgpu-harness setup` — the same command a `pip install` user runs
 # (harness/cli/setup.py): on Debian the apt packages chromium, xvfb, webkit2gtk-driver, npm and
-# mesa-vulkan-drivers when missing, and the pinned npm packages (onnxruntime-web) into the
-# per-user cache unless the clone's node_modules has them.
+# mesa-vulkan-drivers when missing. A clone then gets its own node_modules from package-lock.json
+# with the devDependencies its tests need (the test apps' Transformers.js, esbuild), where a
+# `pip install` user gets the runtime packages in the per-user cache from `webgpu-harness setup`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,4 +29,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 fi
 
-.venv/bin/webgpu-harness setup
+.venv/bin/webgpu-harness setup --no-npm
+lock_sum=$(.venv/bin/python -c "import hashlib; print(hashlib.sha256(open('package-lock.json', 'rb').read() + open('.npmrc', 'rb').read()).hexdigest())")
+if [ "$(cat node_modules/.webgpu-harness-lock 2>/dev/null)" != "$lock_sum" ]; then
+  echo "setup: installing npm packages into the clone (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$lock_sum" > node_modules/.webgpu-harness-lock
+fi

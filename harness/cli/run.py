@@ -21,6 +21,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness import plan as P
+from harness import reach as reach_plan
 from harness.cli.common import bad_input, console, err, finish, require_measure_extra, runs_dir, say, timestamped
 from harness.drive.registry import BROWSERS
 from harness.workloads import served_roots
@@ -52,8 +53,11 @@ def sigterm_as_interrupt() -> None:
 def build_plan(*, browser, workload, variant, profile, tokens, output, headed, browser_path, seed, param, repeat,
                memory_interval_ms, step_timeout_s, no_probes, browser_arg, without_flag, webgpu,
                emulation_bytes_per_stage, emulation_page_bytes, emulation_option, model, ort_version,
-               memory_budget, workloads_dir=None, ort_dist=None) -> tuple[P.RunPlan, Path]:
-    """Every run option → ``(plan, run folder)``. Raises :class:`harness.plan.PlanError`."""
+               memory_budget, workloads_dir=None, ort_dist=None, reach: dict | None = None) -> tuple[P.RunPlan, Path]:
+    """Every run option → ``(plan, run folder)``; ``reach``: the remote-browser and serving
+    options (webdriver_url, capabilities, connect, cdp_url, public_url, host, port, https, cert,
+    key). Raises :class:`harness.plan.PlanError`."""
+    reach = reach or {}
     P.check_range(tokens, 1, 100_000, "--tokens")
     P.check_range(repeat, 1, 1000, "--repeat")
     P.check_range(memory_interval_ms, 10, 3_600_000, "--memory-interval-ms")
@@ -70,7 +74,13 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
         raise P.PlanError(f"--memory-budget {memory_budget!r} is under 1 MiB; give e.g. 2048MB")
     run_dir = P.check_new_run_dir(output or timestamped(runs_dir()))
     wls, variants, profiles = P.resolve_workloads(workload, variant, profile, workloads_dir)
-    browsers = P.resolve_browsers(browser, browser_path)
+    port, tls_files = reach_plan.check_serving(reach.get("host") or "127.0.0.1", reach.get("port"), reach.get("public_url"),
+                                               bool(reach.get("https")), reach.get("cert"), reach.get("key"))
+    browsers, remote = reach_plan.resolve_remote(
+        browsers=browser, webdriver_url=reach.get("webdriver_url"), capabilities=reach.get("capabilities"),
+        connect=reach.get("connect"), cdp_url=reach.get("cdp_url"), headed=headed,
+        browser_args=list(browser_arg or []), browser_path=browser_path, https=bool(reach.get("https")))
+    browsers = browsers or P.resolve_browsers(browser, browser_path)
     raw = P.parse_key_values(param, "--param")
     recorded = {k: P.guess_scalar(v) for k, v in raw.items()}  # NaN/infinity are never a value
     workload_params = P.resolve_params(raw, wls, profiles)
@@ -85,8 +95,24 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
                      browser_path=browser_path, memory_interval_s=memory_interval_ms / 1000,
                      step_timeout_s=step_timeout_s, probes=not no_probes,
                      browser_args=list(browser_arg or []), without_browser_args=list(without_flag or []),
-                     webgpu=webgpu, memory_budget_bytes=budget_bytes, emulation_options=emulation)
+                     webgpu=webgpu, memory_budget_bytes=budget_bytes, emulation_options=emulation,
+                     remote=remote, host=reach.get("host") or "127.0.0.1", port=port,
+                     public_url=(reach.get("public_url") or "").rstrip("/") or None,
+                     https=bool(reach.get("https")), tls_files=tls_files)
     return plan, run_dir
+
+
+def ensure_tls(plan: P.RunPlan) -> None:
+    """Under ``--https`` without ``--cert``: the cached certificate for the bound host and the
+    public URL's (harness/serve/tls.py), made on first use."""
+    if plan.https and plan.tls_files is None:
+        from urllib.parse import urlsplit
+
+        from harness.serve import tls
+
+        extra = [urlsplit(plan.public_url).hostname] if plan.public_url else []
+        certs = tls.ensure(tls.names_for(plan.host, extra))
+        plan.tls_files = (certs.cert, certs.key)
 
 
 def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
@@ -207,6 +233,16 @@ def run(
     auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="Stop --auto-sample after this long: minutes (default 3), or e.g. 90s."),
     allow_skipped: bool = typer.Option(False, "--allow-skipped", help="Exit 0 even when every cell was skipped (nothing measured); without it such a run exits 1."),
+    webdriver_url: Optional[str] = typer.Option(None, "--webdriver-url", help="Drive browsers through this W3C WebDriver endpoint (Selenium Grid 4, Appium, a device farm, chromedriver, a safaridriver on another Mac) instead of launching them."),
+    capabilities: Optional[List[Path]] = typer.Option(None, "--capabilities", help="--webdriver-url: a JSON file of W3C capabilities, one browser each (repeatable); \"webgpu-harness:label\" names its cells."),
+    connect: Optional[str] = typer.Option(None, "--connect", help="Drive the browser of a Playwright server (ws://HOST:PORT/, `playwright run-server --unsafe`)."),
+    cdp_url: Optional[str] = typer.Option(None, "--cdp-url", help="Drive a running Chromium through its DevTools endpoint (http://HOST:PORT, --remote-debugging-port)."),
+    public_url: Optional[str] = typer.Option(None, "--public-url", help="Base URL a remote browser reaches the harness at (http(s)://HOST[:PORT]); its port is the one bound."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address the harness's server binds (0.0.0.0 for browsers on other machines)."),
+    port: Optional[int] = typer.Option(None, "--port", help="Port the harness's server binds (default: --public-url's, else a free one)."),
+    https: bool = typer.Option(False, "--https", help="Serve the pages over https (a generated certificate, or --cert/--key): remote browsers then get a secure context."),
+    cert: Optional[Path] = typer.Option(None, "--cert", help="--https: PEM certificate."),
+    key: Optional[Path] = typer.Option(None, "--key", help="--https: PEM private key of --cert."),
 ):
     """Run workloads in browsers, record every sample, write tables, statistics and an HTML report."""
     require_measure_extra()
@@ -223,8 +259,14 @@ def run(
             browser_arg=browser_arg, without_flag=without_flag, webgpu=webgpu,
             emulation_bytes_per_stage=emulation_bytes_per_stage, emulation_page_bytes=emulation_page_bytes,
             emulation_option=emulation_option, model=model, ort_version=ort_version, memory_budget=memory_budget,
-            workloads_dir=workloads_dir, ort_dist=ort_dist)
+            workloads_dir=workloads_dir, ort_dist=ort_dist,
+            reach=dict(webdriver_url=webdriver_url, capabilities=capabilities, connect=connect,
+                       cdp_url=cdp_url, public_url=public_url, host=host, port=port, https=https,
+                       cert=cert, key=key))
         B.check_references(budgets, plan.workloads)
+    if plan.public_url and (warning := reach_plan.insecure_context_warning([plan.public_url])):
+        err.print(f"warning: {warning}", highlight=False, markup=False)
+    ensure_tls(plan)
     cells, interrupted = [], False
     try:
         cells = execute(plan, run_dir, sampler)

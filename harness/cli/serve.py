@@ -1,8 +1,12 @@
 """``webgpu-harness serve``: serve the workloads for a browser you open yourself (a phone, a
 browser the harness cannot drive); samples are recorded into a run folder as with ``run``.
 
-Prints one URL per cell. Stop with Ctrl-C (or SIGTERM): the folder is then analysed like a run
-(harness/pipeline.py); cells never opened are recorded as skipped, unfinished ones as failed.
+Prints one URL per cell, and a QR code of the index page (or of the only cell) for a phone.
+``--https`` serves TLS with a certificate made on first use (harness/serve/tls.py) or
+``--cert/--key``; a phone needs it (WebGPU and cross-origin isolation need a secure context)
+and ``--host 0.0.0.0`` (the server binds to loopback unless asked). Stop with Ctrl-C (or
+SIGTERM): the folder is then analysed like a run (harness/pipeline.py); cells never opened are
+recorded as skipped, unfinished ones as failed.
 """
 
 from __future__ import annotations
@@ -17,9 +21,39 @@ from typing import List, Optional
 import typer
 
 from harness import plan as P
+from harness import reach as reach_plan
 from harness.cli.common import bad_input, err, fail, finish, require_measure_extra, runs_dir, say, timestamped
 from harness.cli.run import sigterm_as_interrupt
+from harness.serve import tls, urls
 from harness.workloads import served_roots
+
+
+def certificates(host: str, public_url: str | None):
+    """The generated server certificate for ``host`` (and ``--public-url``'s host), made or
+    renewed on first use (harness/serve/tls.py)."""
+    from urllib.parse import urlsplit
+
+    extra = [urlsplit(public_url).hostname] if public_url else []
+    return tls.ensure(tls.names_for(host, extra))
+
+
+def print_urls(bases: list[str], cells: list[str], token: str | None = None) -> None:
+    """One line per base URL and cell (harness/serve/urls.py ``runner_url``, with the run's token)."""
+    for base in bases:
+        for cell in cells:
+            say(f"  {urls.runner_url(base, cell, token)}")
+
+
+def show_qr(url: str) -> None:
+    """``url`` and its QR code in the terminal (segno, compact: two rows per line)."""
+    try:
+        import segno
+    except ImportError:
+        say(f"(no QR code: pip install segno) open {url}")
+        return
+    say(f"scan to open {url}")
+    segno.make(url, error="l").terminal(out=sys.stdout, compact=True)
+    sys.stdout.flush()
 
 
 def settle_served_cells(runner) -> None:
@@ -48,9 +82,14 @@ def serve(
     profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Model profile."),
     tokens: int = typer.Option(64, "--tokens", "-n", help="Tokens per cell."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder for the samples."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only; another address, e.g. 0.0.0.0 for a phone, prints a warning: every URL carries the run's token)."),
-    port: int = typer.Option(0, "--port", help="Port (0: a free one)."),
-    label: str = typer.Option("manual", "--label", help="Browser label recorded for these cells."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only; 0.0.0.0: every interface, for a phone on the network, with a printed warning: every URL carries the run's token)."),
+    port: Optional[int] = typer.Option(None, "--port", help="Port (default: --public-url's, else a free one)."),
+    label: str = typer.Option("manual", "--label", help="Browser label recorded for these cells (e.g. iphone15)."),
+    https: bool = typer.Option(False, "--https", help="Serve https (a phone needs it for WebGPU): a certificate made on first use and cached, or --cert/--key."),
+    cert: Optional[Path] = typer.Option(None, "--cert", help="--https: PEM certificate to serve instead of the generated one."),
+    key: Optional[Path] = typer.Option(None, "--key", help="--https: PEM private key of --cert."),
+    public_url: Optional[str] = typer.Option(None, "--public-url", help="Base URL the browser uses to reach this machine (a tunnel, a name), printed instead of the bound address."),
+    qr: bool = typer.Option(True, "--qr/--no-qr", help="Show the index page's URL as a QR code in the terminal."),
     workloads_dir: Optional[List[Path]] = typer.Option(None, "--workloads-dir", help="A folder of your own workloads (as for run), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS."),
     ort_dist: Optional[Path] = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder or its package folder (as for run)."),
 ):
@@ -62,7 +101,7 @@ def serve(
 
     with bad_input():
         P.check_range(tokens, 1, 100_000, "--tokens")
-        P.check_range(port, 0, 65535, "--port")
+        port, tls_files = reach_plan.check_serving(host, port, public_url, https, cert, key)
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", label):
             raise P.PlanError(f"--label {label!r} must be 1-40 letters, digits, '-' or '_' (it becomes part of cell ids and URLs)")
         wls, variants, profiles = P.resolve_workloads(workload, variant, profile, workloads_dir)
@@ -77,12 +116,17 @@ def serve(
     for cell in runner.cells:
         runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan, runner.token))
     runner.write_manifest()
+    app = create_app(runner.store, {**default_roots(), **extra_roots}, token=runner.token,
+                     hosts=access.allowed_hosts(host, [public_url] if public_url else []))
     try:
-        app = create_app(runner.store, {**default_roots(), **extra_roots}, token=runner.token,
-                         hosts=access.allowed_hosts(host))
-        server = ServerThread(app, host=host, port=port)
+        certs = None
+        if https and tls_files is None:
+            certs = certificates(host, public_url)
+            tls_files = (certs.cert, certs.key)
+            tls.add_ca_route(app, certs.ca)
+        server = ServerThread(app, host=host, port=port, tls=tls_files)
         server.__enter__()
-    except (OSError, RuntimeError) as exc:  # bad host, port in use: leave no half-made run folder
+    except (OSError, RuntimeError, ValueError) as exc:  # bad host, port in use, bad PEM: no half-made run folder
         runner.store.close()
         shutil.rmtree(run_dir, ignore_errors=True)
         fail(f"cannot serve on {host}:{port}: {exc}")
@@ -91,9 +135,22 @@ def serve(
         warning = access.public_warning(host)
         if warning:
             err.print(warning, highlight=False, markup=False, soft_wrap=True)
-        say(f"serving at {server.url}/?{access.TOKEN_PARAM}={runner.token}  (samples → {run_dir}/samples.jsonl)")
+        bases = [public_url.rstrip("/")] if public_url else (urls.reachable_bases(server.scheme, host, server.port)
+                                                             or [server.url])
         for cell in runner.cells:
-            say(f"  {access.runner_url(server.url, cell.cell, runner.token)}")
+            cell.driver, cell.endpoint = "manual", bases[0]
+            cell.memory = "not measurable remotely: a browser opened by hand (per-page memory only where it offers measureUserAgentSpecificMemory)"
+        runner.write_manifest()
+        say(f"serving at {', '.join(bases)}  (bound to {host}:{server.port}; samples → {run_dir}/samples.jsonl)")
+        if warning := reach_plan.insecure_context_warning(bases):
+            say(f"warning: {warning}")
+        print_urls(bases, [c.cell for c in runner.cells], runner.token)
+        if certs is not None:
+            say(f"certificate: {', '.join(certs.made) or 'cached'} in {certs.cert.parent} (names: {', '.join(certs.names)})")
+            say(f"  on a phone, trust it once: open {bases[0]}{tls.CA_ROUTE}, install the profile, then Settings › "
+                "General › About › Certificate Trust Settings")
+        if qr:
+            show_qr(urls.runner_url(bases[0], runner.cells[0].cell, runner.token) if len(runner.cells) == 1 else urls.index_url(bases[0], runner.token))
         while True:
             time.sleep(1)
             settle_served_cells(runner)

@@ -30,12 +30,22 @@ class Located:
     executable: str
     driver: str
     notes: list[str] = field(default_factory=list)
+    #: a remote browser's endpoint (WebDriver URL, Playwright ws://, CDP http://); "" when launched here
+    endpoint: str = ""
+    #: W3C capabilities sent to a WebDriver endpoint (remote only)
+    capabilities: dict = field(default_factory=dict)
 
 
 class BrowserSession(abc.ABC):
     """One launched browser. All methods are called from the runner's thread."""
 
     version: str = ""
+    #: where the browser runs, as the driver reports it (W3C ``platformName``); "" when unknown
+    platform: str = ""
+    #: how the harness finds the browser's processes (manifest cell ``memory``); "" when it cannot
+    process_scope: str = "the driver's process tree on this machine"
+    #: why per-process memory cannot be measured, when ``process_scope`` is ""
+    unmeasurable: str = ""
 
     @abc.abstractmethod
     def open(self, url: str) -> None:

@@ -27,7 +27,8 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
 ]
 
-SYSTEM_PATHS = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+SYSTEM_PATHS = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome",
+                "/Applications/Chromium.app/Contents/MacOS/Chromium"]
 INSTALL_HINT = "install Debian's Chromium: sudo apt-get update && sudo apt-get install -y chromium (or pass --browser-path)"
 
 
@@ -66,8 +67,10 @@ class ChromiumDriver(BrowserDriver):
 
 def _playwright_chromium() -> str | None:
     """Path of a Playwright-downloaded Chromium if one is installed, without starting one."""
-    cache = Path.home() / ".cache" / "ms-playwright"
-    for exe in sorted(cache.glob("chromium-*/chrome-linux*/chrome"), reverse=True):
-        if exe.exists():
-            return str(exe)
+    # Playwright's cache: ~/.cache/ms-playwright (Linux), ~/Library/Caches/ms-playwright (macOS)
+    for cache in (Path.home() / ".cache" / "ms-playwright", Path.home() / "Library" / "Caches" / "ms-playwright"):
+        for pattern in ("chromium-*/chrome-linux*/chrome", "chromium-*/chrome-mac*/Chromium.app/Contents/MacOS/Chromium"):
+            for exe in sorted(cache.glob(pattern), reverse=True):
+                if exe.exists():
+                    return str(exe)
     return None

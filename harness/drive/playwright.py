@@ -18,18 +18,24 @@ class PlaywrightSession(BrowserSession):
     """A Playwright browser: Chromium (``engine="chromium"``, with CDP for the worker's heap) or
     a Playwright-installed WebKit (``engine="webkit"``; no CDP, WebKit process names)."""
 
-    def __init__(self, located: Located, headed: bool, args: list[str], engine: str = "chromium"):
+    def __init__(self, located: Located, headed: bool, args: list[str], engine: str = "chromium",
+                 channel: str | None = None, connect=None):
+        """``channel``: a Playwright browser channel (``chrome``: installed Google Chrome) instead
+        of ``located.executable``; ``connect(playwright) -> Browser``: reach a browser that runs
+        elsewhere (harness/drive/remote.py) instead of launching one."""
         from playwright.sync_api import sync_playwright
 
         self.engine = engine
         before = {p.pid for p in processes.descendants()}
         self._pw = sync_playwright().start()
         try:
-            if engine == "webkit":
+            if connect is not None:
+                self._browser = connect(self._pw)
+            elif engine == "webkit":
                 self._browser = self._pw.webkit.launch(headless=not headed, args=args)
             else:
-                self._browser = self._pw.chromium.launch(
-                    executable_path=located.executable, headless=not headed, args=args)
+                where = {"channel": channel} if channel else {"executable_path": located.executable}
+                self._browser = self._pw.chromium.launch(headless=not headed, args=args, **where)
         except BaseException as exc:  # Ctrl-C during a launch too: stop the driver and its browser
             try:
                 self._pw.stop()
@@ -37,10 +43,13 @@ class PlaywrightSession(BrowserSession):
                 pass
             if not isinstance(exc, Exception):
                 raise
-            raise RuntimeError(f"could not launch {located.executable}: {str(exc).splitlines()[0]}") from exc
+            verb = "reach" if connect is not None else "launch"
+            raise RuntimeError(f"could not {verb} {located.endpoint or located.executable}: {str(exc).splitlines()[0]}") from exc
         self.version = self._browser.version
         new = [p for p in processes.descendants() if p.pid not in before]
-        if engine == "webkit":  # the first process Playwright's driver started for this browser
+        if connect is not None:  # not launched here: no process tree of ours (remote.py finds them)
+            self._root = None
+        elif engine == "webkit":  # the first process Playwright's driver started for this browser
             self._root = next((p for p in new if "node" not in p.name().lower()), None)
         else:
             self._root = next((p for p in new if processes.chrome_type(p) == "browser"
@@ -54,6 +63,8 @@ class PlaywrightSession(BrowserSession):
         self._browser.on("disconnected", lambda *_: self._set_death("browser disconnected (the browser process exited or was killed)"))
         self._context = None
         self._page = None
+        #: keyword arguments of every new browser context (e.g. ignore_https_errors)
+        self.context_options: dict = {}
         self._cdp = self._browser.new_browser_cdp_session() if engine == "chromium" else None
         if self._cdp is not None:
             self._cdp.on("Target.receivedMessageFromTarget", self._on_target_message)
@@ -79,7 +90,7 @@ class PlaywrightSession(BrowserSession):
             self._context.close()
         self._worker_session = None
         self._heap = None
-        self._context = self._browser.new_context()
+        self._context = self._browser.new_context(**self.context_options)
         self._page = self._context.new_page()
         self._page.on("crash", lambda *_: self._set_death("renderer crashed (page crash event)"))
         self._page.goto(url)

@@ -22,14 +22,16 @@ from typing import Any, Callable
 import psutil
 
 from harness.drive.base import BrowserNotFound, BrowserSession, Located
-from harness.drive.registry import BROWSERS
+from harness.drive.registry import driver_for
 from harness.plan import Cell, RunPlan
+from harness.probe import process_memory
 from harness.probe.base import ProbeContext
 from harness.drive import processes as procs
 from harness.drive.reaper import reap_stale
 from harness.probe.registry import PROBES
 from harness.serve import access
 from harness.serve.app import ServerThread, create_app, default_roots
+from harness.serve.urls import runner_url
 from harness.store import environment
 from harness.store.store import SampleStore
 from harness.workloads import Workload
@@ -43,6 +45,27 @@ def version_from_user_agent(ua: str) -> str:
         m = re.search(pattern, ua or "")
         if m:
             return m.group(1)
+    return ""
+
+
+def platform_from_user_agent(ua: str) -> str:
+    """Where a browser we did not launch runs, from its user agent: ``iOS 18.2 (iPhone)``,
+    ``iPadOS 17.0 (iPad)``, ``Android 14 (Pixel 8)``, ``macOS``, ``Windows``, ``ChromeOS``,
+    ``Linux``; "" if none. (macOS's version in user agents is frozen at 10.15.7, and iPadOS
+    Safari asks for desktop sites by default, reporting macOS: both are left as ``macOS``.)"""
+    import re
+
+    ua = ua or ""
+    m = re.search(r"\((iPhone|iPad|iPod)[^)]*? OS (\d+(?:_\d+)*)", ua)
+    if m:
+        return f"{'iPadOS' if m.group(1) == 'iPad' else 'iOS'} {m.group(2).replace('_', '.')} ({m.group(1)})"
+    m = re.search(r"Android (\d+(?:\.\d+)*)(?:; ([^;)]+))?", ua)
+    if m:
+        model = (m.group(2) or "").strip()
+        return f"Android {m.group(1)}" + (f" ({model})" if model and model != "K" else "")
+    for key, name in (("Macintosh", "macOS"), ("Windows", "Windows"), ("CrOS", "ChromeOS"), ("Linux", "Linux")):
+        if key in ua:
+            return name
     return ""
 
 
@@ -121,6 +144,8 @@ class Runner:
         #: processes a killed harness left running, ended when this run started
         self.reaped = reap_stale()
         self._exits: list[dict] = []
+        #: (certificate, key) the server uses under --https (set by the command before run())
+        self.tls = plan.tls_files
 
     def write_manifest(self) -> None:
         self.manifest["cells"] = [asdict(c) for c in self.cells]
@@ -134,11 +159,13 @@ class Runner:
         for cell in pending:
             self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan, self.token))
         self.write_manifest()
-        app = create_app(self.store, {**default_roots(), **self.plan.extra_roots}, token=self.token)
+        app = create_app(self.store, {**default_roots(), **self.plan.extra_roots}, token=self.token,
+                         hosts=access.allowed_hosts(self.plan.host, [self.plan.public_url] if self.plan.public_url else []))
         try:
-            with ServerThread(app) as server:
+            with ServerThread(app, host=self.plan.host, port=self.plan.port, tls=self.tls) as server:
+                base = self.plan.public_url or server.url  # --public-url: where a remote browser reaches us
                 for browser in self.plan.browsers:
-                    self._run_browser(browser, [c for c in pending if c.browser == browser], server.url)
+                    self._run_browser(browser, [c for c in pending if c.browser == browser], base)
         except KeyboardInterrupt:
             self.mark_unfinished("interrupted (Ctrl-C or SIGTERM) before this cell finished")
             raise
@@ -172,7 +199,7 @@ class Runner:
         return new
 
     def _run_browser(self, browser: str, cells: list[Cell], base_url: str) -> None:
-        driver = BROWSERS[browser]()
+        driver = driver_for(browser, self.plan.remote)
         try:
             located = driver.locate(self.plan.browser_path)
         except BrowserNotFound as exc:
@@ -183,6 +210,7 @@ class Runner:
         session: BrowserSession | None = None
         try:
             for cell in cells:
+                cell.driver, cell.endpoint = located.driver, located.endpoint
                 for attempt in range(2):
                     if session is None or session.dead():
                         if session is not None:
@@ -193,6 +221,8 @@ class Runner:
                             session = None
                             break
                         self.manifest["browsers"][browser]["version"] = session.version
+                        if self.plan.https and hasattr(session, "context_options"):
+                            session.context_options["ignore_https_errors"] = True  # our own certificate
                     opened = self._run_cell(session, cell, base_url, last_try=attempt == 1)
                     if opened:
                         break
@@ -225,13 +255,14 @@ class Runner:
         self.progress("start", cell, {})
         self._exits = []
         try:
-            session.open(access.runner_url(base_url, cell.cell, self.token))
+            session.open(runner_url(base_url, cell.cell, self.token))
         except Exception as exc:
             if not last_try and state.env is None and state.steps == 0:
                 return False
             self._finish(cell, "failed", f"could not open the runner page (twice, the second time in a fresh "
                                          f"browser): {str(exc).splitlines()[0]}")
             return True
+        cell.platform, cell.memory = session.platform, process_memory.describe(session)
         ctx = ProbeContext(self.store, cell.cell, session, self.plan)
         probes = [P(ctx) for P in PROBES if P.enabled(self.plan)]
         started = []
@@ -332,6 +363,8 @@ class Runner:
         cell.webgpu = env.get("webgpu", "")
         if not cell.browser_version:  # serve: a browser we did not launch; its user agent says what it is
             cell.browser_version = version_from_user_agent(env.get("user_agent", ""))
+        if not cell.platform and (cell.endpoint or cell.driver == "manual"):  # remote or by hand: where it ran
+            cell.platform = platform_from_user_agent(env.get("user_agent", ""))
 
     def _finish(self, cell: Cell, status: str, reason: str) -> None:
         self.store.end(cell.cell, status)

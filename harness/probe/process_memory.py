@@ -8,16 +8,27 @@ is written :data:`STAMP_DELAY_S` later, once the steps the worker ended before i
 stamped with :meth:`harness.probe.base.ProbeContext.token_at` (the rest at ``stop``). The list of processes comes from the
 driver (``session.processes()``), refreshed once a second from the runner's thread in
 :meth:`ProcessMemoryProbe.poll` (drivers are not thread-safe).
+
+On macOS the samples are ``source: footprint``: RSS plus the physical footprint
+(``footprint_bytes``, harness/probe/footprint.py), the number jetsam and Activity Monitor use;
+psutil's USS needs root there for any process but our own, so it is not read. A session that
+cannot see its browser's processes (a remote browser) gives none, and nothing is recorded:
+memory is then "not measurable remotely" (:func:`describe`), never 0.
 """
 
 from __future__ import annotations
 
+import platform
 import threading
 
 import psutil
 
 from harness.drive.base import ProcessInfo
+from harness.probe import footprint
 from harness.probe.base import Probe, ProbeContext
+
+#: macOS: physical footprint instead of USS (harness/probe/footprint.py).
+DARWIN = platform.system() == "Darwin"
 
 #: Seconds between refreshes of the process list from the driver.
 REFRESH_S = 1.0
@@ -30,7 +41,7 @@ class ProcessMemoryProbe(Probe):
 
     name = "process_memory"
 
-    def __init__(self, ctx: ProbeContext, with_uss: bool = True):
+    def __init__(self, ctx: ProbeContext, with_uss: bool = not DARWIN):
         super().__init__(ctx)
         self.interval_s = float(getattr(ctx.settings, "memory_interval_s", 0.25))
         self.with_uss = with_uss
@@ -93,9 +104,12 @@ class ProcessMemoryProbe(Probe):
                     rss, uss = proc.memory_info().rss, None
             except psutil.Error:
                 continue
-            out.append({"kind": "process_memory", "source": "psutil", "process_type": info.process_type,
-                        "pid": info.pid, "rss_bytes": rss, "uss_bytes": uss,
-                        "time_s": now, "token": token})
+            sample = {"kind": "process_memory", "source": "psutil", "process_type": info.process_type,
+                      "pid": info.pid, "rss_bytes": rss, "uss_bytes": uss, "time_s": now, "token": token}
+            fp = footprint.read(info.pid) if DARWIN else None
+            if fp is not None:
+                sample.update(source="footprint", footprint_bytes=fp[0])
+            out.append(sample)
         if out:
             with self._lock:
                 self._pending.append((now, out))
@@ -106,3 +120,15 @@ class ProcessMemoryProbe(Probe):
         while not self._stop.is_set():
             self.sample_once()
             self._stop.wait(self.interval_s)
+
+
+def describe(session) -> str:
+    """What per-process memory a cell of ``session`` records (manifest cell ``memory``): the
+    method and how the processes were found, or ``not measurable remotely: <why>``."""
+    scope = getattr(session, "process_scope", "")
+    if not scope:
+        why = getattr(session, "unmeasurable", "") or "the browser's processes are not on this machine"
+        return f"not measurable remotely: {why}"
+    method = ("physical footprint (proc_pid_rusage) and RSS" if DARWIN and footprint.available()
+              else "RSS and USS (psutil)")
+    return f"per-process {method}; processes: {scope}"

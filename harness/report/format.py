@@ -106,7 +106,30 @@ def provenance(row: Any) -> str:
     label = "emulated WebGPU (modeled native memory)" if webgpu == "emulated" else f"{webgpu} WebGPU"
     adapter = row.get("adapter") if known(row.get("adapter")) else "no adapter"
     machine = f"{row.get('machine')}: " if known(row.get("machine")) else ""  # merged runs
-    return f"{machine}{row.get('browser')} {version} · {adapter} · {label}"
+    # a browser not launched here: where it ran and how it was reached (manifest cell driver/platform)
+    driver = str(row.get("driver")) if known(row.get("driver")) else ""
+    remote = driver.endswith("-remote") or driver == "manual"
+    where = (" · " + " ".join(x for x in (str(row.get("platform")) if known(row.get("platform")) else "",
+                                           DRIVEN_BY.get(driver, driver)) if x)) if remote else ""
+    return f"{machine}{row.get('browser')} {version} · {adapter} · {label}{where}"
+
+
+#: How a cell's browser was driven (manifest cell ``driver``), in words.
+DRIVEN_BY = {"webdriver-remote": "via remote WebDriver", "playwright-remote": "via a Playwright server",
+             "cdp-remote": "via DevTools (CDP)", "manual": "opened by hand (serve)",
+             "playwright": "launched by Playwright", "playwright-chrome": "launched by Playwright (chrome channel)",
+             "selenium-webkitgtk": "launched by WebKitWebDriver", "selenium-safari": "launched by safaridriver",
+             "playwright-webkit": "launched by Playwright (WebKit)"}
+
+
+def driven_by(row: Any) -> str:
+    """``via remote WebDriver http://grid:4444``: how a cell's browser was driven and the
+    endpoint (manifest cell ``driver``, ``endpoint``); "" when unknown."""
+    driver = row.get("driver")
+    if missing(driver) or not driver:
+        return ""
+    endpoint = row.get("endpoint")
+    return DRIVEN_BY.get(driver, driver) + ("" if missing(endpoint) or not endpoint else f" {endpoint}")
 
 
 def mean_interval(t: Any, unit: str = "") -> str:

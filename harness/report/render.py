@@ -47,7 +47,7 @@ def environment() -> jinja2.Environment:
     """The templates' jinja2 environment: autoescaped, with the formatter's functions as filters."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     env.filters.update(number=F.number, value=F.value, mib=F.mib, estimate=F.estimate, diff=F.diff,
-                       provenance=F.provenance, mean_interval=F.mean_interval, share=F.share, ci_svg=ci_svg,
+                       provenance=F.provenance, driven_by=F.driven_by, mean_interval=F.mean_interval, share=F.share, ci_svg=ci_svg,
                        dispatch_label=charts.dispatch_label)
     env.tests["missing"] = F.missing
     return env

@@ -18,7 +18,6 @@ from __future__ import annotations
 import ipaddress
 import secrets
 import socket
-from urllib.parse import quote, urlencode
 
 #: Header the sink and the runner page send the token in.
 TOKEN_HEADER = "X-Harness-Token"
@@ -38,11 +37,12 @@ def token_ok(given: str | None, token: str | None) -> bool:
     return given is not None and secrets.compare_digest(given.encode(), token.encode())
 
 
-def runner_url(base_url: str, cell: str, token: str | None, **extra: str) -> str:
-    """The runner page of ``cell`` on the server at ``base_url`` (``http://host:port``), with
-    the token: what ``run`` opens and what ``serve`` prints (also for remote browsers, QR codes)."""
-    query = {"cell": cell, **({TOKEN_PARAM: token} if token else {}), **extra}
-    return f"{base_url.rstrip('/')}/web/runner.html?{urlencode(query, quote_via=quote)}"
+def runner_url(base_url: str, cell: str, token: str | None) -> str:
+    """The runner page of ``cell`` with the token: harness/serve/urls.py ``runner_url`` (the one
+    place every URL a browser gets or a person sees is made: run, serve, QR codes)."""
+    from harness.serve import urls
+
+    return urls.runner_url(base_url, cell, token)
 
 
 def is_loopback(host: str) -> bool:
@@ -55,11 +55,15 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def allowed_hosts(bound: str) -> list[str]:
+def allowed_hosts(bound: str, public_urls: list[str] | tuple = ()) -> list[str]:
     """Host names (no port) the server bound to ``bound`` answers. Loopback: ``127.0.0.1``,
     ``localhost``, ``::1``. A wildcard bind (``0.0.0.0``, ``::``) adds this machine's addresses
-    and host names; another address adds itself."""
+    and host names; another address adds itself; each of ``public_urls`` (``--public-url``: a
+    tunnel, a name) adds its host."""
+    from urllib.parse import urlsplit
+
     names = {"127.0.0.1", "localhost", "::1", "[::1]"}
+    names.update(h for h in (urlsplit(u).hostname for u in public_urls if u) if h)
     if is_loopback(bound):
         return sorted(names)
     names.add(bound.strip("[]"))

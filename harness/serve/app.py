@@ -210,20 +210,26 @@ class ServerThread:
     Raises ``RuntimeError`` if the server does not start within ``timeout_s``.
     """
 
-    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 10):
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 10,
+                 tls: tuple[Path, Path] | None = None):
+        """``tls``: (certificate, private key) PEM files to serve https (harness/serve/tls.py)."""
         self.host = host
         self.port = port or free_port(host)
         self.timeout_s = timeout_s
+        self.scheme = "https" if tls else "http"
+        ssl = {"ssl_certfile": str(tls[0]), "ssl_keyfile": str(tls[1])} if tls else {}
         config = uvicorn.Config(app, host=host, port=self.port, log_level="warning", access_log=False,
                                 lifespan="off", http=GuardedH11Protocol, ws="none",
-                                limit_concurrency=MAX_CONNECTIONS, timeout_keep_alive=5)
+                                limit_concurrency=MAX_CONNECTIONS, timeout_keep_alive=5, **ssl)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="harness-server", daemon=True)
 
     @property
     def url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
-        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+        """Base URL for a browser on this machine (loopback when bound to every interface)."""
+        from harness.serve.urls import local_base
+
+        return local_base(self.scheme, self.host, self.port)
 
     def __enter__(self) -> "ServerThread":
         self.thread.start()

@@ -31,6 +31,7 @@ from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from harness import locations
+from harness.plan import EMULATION_DEFAULTS
 
 PREFIX = "/__webgpu_harness__/"
 BOOTSTRAP_PATH = PREFIX + "bootstrap.js"
@@ -45,8 +46,8 @@ WEBGPU_MODES = ("auto", "real", "emulated")
 #: installEmulatedWebGPU options used unless the caller gives its own. onnxruntime-web's kernels
 #: bind up to 9 storage buffers, more than the spec default limit of 8, so Safari's Apple-GPU
 #: limits (web/emulation/README.md); the memory model keeps its own defaults (16 KiB per stage).
-#: The harness's run plan has the same default (harness/runner.py DEFAULT_EMULATION): pass it in.
-DEFAULT_EMULATION_OPTIONS: dict[str, Any] = {"limits": "webkit-apple7"}
+#: The emulation options of the run plan's defaults (one source: harness/plan.py).
+DEFAULT_EMULATION_OPTIONS: dict[str, Any] = EMULATION_DEFAULTS
 
 _STEP_ON = re.compile(r"^(mapAsync|mapAsync:[1-9]\d*|mark:.+|console:.+|interval:\d+(\.\d+)?)$")
 STEP_ON_FORMS = "mapAsync, mapAsync:N, mark:NAME, console:REGEX or interval:MS"

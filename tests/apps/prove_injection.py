@@ -197,7 +197,7 @@ class ChromiumPaths:
     def __init__(self, headed: bool = False) -> None:
         from playwright.sync_api import sync_playwright
 
-        from harness.browsers.chromium import CHROMIUM_FLAGS
+        from harness.drive.chromium import CHROMIUM_FLAGS
 
         self._pw = sync_playwright().start()
         self.browser = self._pw.chromium.launch(executable_path="/usr/bin/chromium", headless=not headed,
@@ -253,7 +253,7 @@ class WebKitPaths:
     """WebKitGTK through WebKitWebDriver (harness/browsers/webdriver.py), proxy path only."""
 
     def __init__(self) -> None:
-        from harness.browsers.webdriver import WebKitGTKDriver
+        from harness.drive.webkit import WebKitGTKDriver
 
         driver = WebKitGTKDriver()
         for attempt in range(3):  # Xvfb sometimes exits at once here ("exited right after taking display")

@@ -12,7 +12,7 @@ from conftest import REPO
 
 
 #: Names in RESULTS.md's rows that are values (memory.csv ``source`` and ``process_type``), not columns.
-VALUES = {"psutil", "cdp", "uasm", "browser", "renderer", "utility", "zygote", "worker", "page"}
+VALUES = {"psutil", "footprint", "cdp", "uasm", "browser", "renderer", "utility", "zygote", "worker", "page"}
 
 
 def _documented() -> dict[str, list[str]]:

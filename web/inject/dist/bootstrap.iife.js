@@ -24,37 +24,66 @@ var WebGPUHarnessInject = (() => {
     install: () => install
   });
 
+  // web/probes/catalog.js
+  var COUNTERS = (
+    /* catalog:counters */
+    [
+      { "name": "createBindGroup", "column": "create_bind_group", "unit": "calls", "metric": "bind_groups_per_token", "what": "GPUDevice.createBindGroup calls" },
+      { "name": "createBuffer", "column": "create_buffer", "unit": "calls", "metric": "buffers_created_per_token", "what": "GPUDevice.createBuffer calls" },
+      { "name": "createComputePipeline", "column": "create_compute_pipeline", "unit": "calls", "metric": null, "what": "GPUDevice.createComputePipeline calls" },
+      { "name": "createComputePipelineAsync", "column": "create_compute_pipeline_async", "unit": "calls", "metric": null, "what": "GPUDevice.createComputePipelineAsync calls" },
+      { "name": "createShaderModule", "column": "create_shader_module", "unit": "calls", "metric": null, "what": "GPUDevice.createShaderModule calls" },
+      { "name": "createCommandEncoder", "column": "create_command_encoder", "unit": "calls", "metric": null, "what": "GPUDevice.createCommandEncoder calls" },
+      { "name": "submit", "column": "submit", "unit": "calls", "metric": "submits_per_token", "what": "GPUQueue.submit calls" },
+      { "name": "commandBuffersSubmitted", "column": "command_buffers_submitted", "unit": "command buffers", "metric": null, "what": "command buffers passed to GPUQueue.submit" },
+      { "name": "writeBuffer", "column": "write_buffer", "unit": "calls", "metric": "write_buffers_per_token", "what": "GPUQueue.writeBuffer calls" },
+      { "name": "writeBufferBytes", "column": "write_buffer_bytes", "unit": "bytes", "metric": "write_buffer_bytes_per_token", "what": "bytes written by GPUQueue.writeBuffer" },
+      { "name": "dispatchWorkgroups", "column": "dispatch_workgroups", "unit": "calls", "metric": "dispatches_per_token", "what": "GPUComputePassEncoder.dispatchWorkgroups calls" },
+      { "name": "dispatchWorkgroupsIndirect", "column": "dispatch_workgroups_indirect", "unit": "calls", "metric": null, "what": "GPUComputePassEncoder.dispatchWorkgroupsIndirect calls" },
+      { "name": "mapAsync", "column": "map_async", "unit": "calls", "metric": null, "what": "GPUBuffer.mapAsync calls" },
+      { "name": "bufferDestroy", "column": "buffer_destroy", "unit": "calls", "metric": null, "what": "GPUBuffer.destroy calls" },
+      { "name": "beginComputePass", "column": "begin_compute_pass", "unit": "calls", "metric": "compute_passes_per_token", "what": "GPUCommandEncoder.beginComputePass calls" },
+      { "name": "copyBufferToBuffer", "column": "copy_buffer_to_buffer", "unit": "calls", "metric": null, "what": "GPUCommandEncoder.copyBufferToBuffer calls" },
+      { "name": "onSubmittedWorkDone", "column": "on_submitted_work_done", "unit": "calls", "metric": null, "what": "GPUQueue.onSubmittedWorkDone calls" },
+      { "name": "createBufferBytes", "column": "create_buffer_bytes", "unit": "bytes", "metric": "create_buffer_bytes_per_token", "what": "bytes asked of GPUDevice.createBuffer (descriptor.size; creations that then fail validation included)" }
+    ]
+  );
+  var LIVE = (
+    /* catalog:live */
+    [
+      { "name": "bind_groups_created", "unit": "bind groups", "what": "GPUBindGroup wrappers created so far" },
+      { "name": "bind_groups_collected", "unit": "bind groups", "what": "GPUBindGroup wrappers the GC collected so far" },
+      { "name": "bind_groups_live", "unit": "bind groups", "what": "created − collected" },
+      { "name": "buffers_created", "unit": "buffers", "what": "GPUBuffer wrappers created so far" },
+      { "name": "buffers_collected", "unit": "buffers", "what": "GPUBuffer wrappers the GC collected so far" },
+      { "name": "buffers_live", "unit": "buffers", "what": "created − collected" },
+      { "name": "buffer_bytes_created", "unit": "bytes", "what": "createBuffer sizes so far", "optional": true },
+      { "name": "buffer_bytes_destroyed", "unit": "bytes", "what": "bytes of buffers destroyed (destroy(), or their device destroyed or lost)", "optional": true },
+      { "name": "buffer_bytes_collected", "unit": "bytes", "what": "bytes of buffers the GC collected before they were destroyed", "optional": true },
+      { "name": "buffer_bytes_live", "unit": "bytes", "what": "created − destroyed − collected", "optional": true, "signed": true }
+    ]
+  );
+  var COUNTER_NAMES = COUNTERS.map((c) => c.name);
+  var LIVE_KEYS = LIVE.map((l) => l.name);
+
   // web/probes/counters.js
-  var COUNTER_NAMES = [
-    "createBindGroup",
-    "createBuffer",
-    "createComputePipeline",
-    "createComputePipelineAsync",
-    "createShaderModule",
-    "createCommandEncoder",
-    "submit",
-    "commandBuffersSubmitted",
-    "writeBuffer",
-    "writeBufferBytes",
-    "dispatchWorkgroups",
-    "dispatchWorkgroupsIndirect",
-    "mapAsync",
-    "bufferDestroy"
-  ];
   var counts = Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0]));
   var timing = { lastSubmitEndMs: null };
-  var hooks = { createBindGroup: [], createBuffer: [] };
+  var hooks = { createBindGroup: [], createBuffer: [], bufferDestroy: [], deviceDestroy: [] };
   function onCreate(kind, fn) {
     hooks[kind].push(fn);
   }
+  var runHooks = (kind) => (result, args, self) => {
+    for (const f of hooks[kind]) f(result, args, self);
+  };
   function wrap(proto, method, counter, after) {
     if (!proto || typeof proto[method] !== "function") return false;
     const original = proto[method];
     if (original.__harnessWrapped) return true;
     const wrapped = function(...args) {
-      counts[counter] += 1;
+      if (counter) counts[counter] += 1;
       const result = original.apply(this, args);
-      if (after) after(result, args);
+      if (after) after(result, args, this);
       return result;
     };
     wrapped.__harnessWrapped = true;
@@ -73,8 +102,12 @@ var WebGPUHarnessInject = (() => {
     const add = (iface, method, counter, after) => {
       if (wrap(scope[iface]?.prototype, method, counter, after)) installed.push(`${iface}.${method}`);
     };
-    add("GPUDevice", "createBindGroup", "createBindGroup", (bg) => hooks.createBindGroup.forEach((f) => f(bg)));
-    add("GPUDevice", "createBuffer", "createBuffer", (buf) => hooks.createBuffer.forEach((f) => f(buf)));
+    add("GPUDevice", "createBindGroup", "createBindGroup", runHooks("createBindGroup"));
+    const createBufferHooks = runHooks("createBuffer");
+    add("GPUDevice", "createBuffer", "createBuffer", (buf, args, device) => {
+      counts.createBufferBytes += Number(args[0]?.size ?? 0) || 0;
+      createBufferHooks(buf, args, device);
+    });
     add("GPUDevice", "createComputePipeline", "createComputePipeline");
     add("GPUDevice", "createComputePipelineAsync", "createComputePipelineAsync");
     add("GPUDevice", "createShaderModule", "createShaderModule");
@@ -82,7 +115,11 @@ var WebGPUHarnessInject = (() => {
     add("GPUComputePassEncoder", "dispatchWorkgroups", "dispatchWorkgroups");
     add("GPUComputePassEncoder", "dispatchWorkgroupsIndirect", "dispatchWorkgroupsIndirect");
     add("GPUBuffer", "mapAsync", "mapAsync");
-    add("GPUBuffer", "destroy", "bufferDestroy");
+    add("GPUBuffer", "destroy", "bufferDestroy", runHooks("bufferDestroy"));
+    add("GPUDevice", "destroy", null, runHooks("deviceDestroy"));
+    add("GPUCommandEncoder", "beginComputePass", "beginComputePass");
+    add("GPUCommandEncoder", "copyBufferToBuffer", "copyBufferToBuffer");
+    add("GPUQueue", "onSubmittedWorkDone", "onSubmittedWorkDone");
     add("GPUQueue", "submit", "submit", (_r, args) => {
       counts.commandBuffersSubmitted += args[0]?.length ?? 0;
       timing.lastSubmitEndMs = performance.now();
@@ -101,21 +138,59 @@ var WebGPUHarnessInject = (() => {
     bindGroupsCreated: 0,
     bindGroupsCollected: 0,
     buffersCreated: 0,
-    buffersCollected: 0
+    buffersCollected: 0,
+    bufferBytesCreated: 0,
+    bufferBytesDestroyed: 0,
+    bufferBytesCollected: 0
   };
-  var registry = typeof FinalizationRegistry === "function" ? new FinalizationRegistry((kind) => {
-    if (kind === "bg") live.bindGroupsCollected += 1;
-    else live.buffersCollected += 1;
+  var recordOf = /* @__PURE__ */ new WeakMap();
+  var recordsOf = /* @__PURE__ */ new WeakMap();
+  function gone(record, how) {
+    if (record.gone) return;
+    record.gone = how;
+    if (how === "collected") live.bufferBytesCollected += record.size;
+    else live.bufferBytesDestroyed += record.size;
+    recordsOf.get(record.device)?.delete(record);
+  }
+  function deviceGone(device) {
+    const records = recordsOf.get(device);
+    if (!records) return;
+    for (const r of [...records]) gone(r, "destroyed");
+  }
+  var registry = typeof FinalizationRegistry === "function" ? new FinalizationRegistry((held) => {
+    if (held === "bg") {
+      live.bindGroupsCollected += 1;
+      return;
+    }
+    live.buffersCollected += 1;
+    gone(held, "collected");
   }) : null;
   function installLiveObjects() {
     onCreate("createBindGroup", (bg) => {
       live.bindGroupsCreated += 1;
       if (registry && bg) registry.register(bg, "bg");
     });
-    onCreate("createBuffer", (buf) => {
+    onCreate("createBuffer", (buf, args, device) => {
       live.buffersCreated += 1;
-      if (registry && buf) registry.register(buf, "buf");
+      const size = Number(args[0]?.size ?? 0) || 0;
+      live.bufferBytesCreated += size;
+      const record = { size, gone: null, device };
+      if (buf && typeof buf === "object") recordOf.set(buf, record);
+      if (device && typeof device === "object") {
+        if (!recordsOf.has(device)) {
+          recordsOf.set(device, /* @__PURE__ */ new Set());
+          Promise.resolve(device.lost).then(() => deviceGone(device), () => {
+          });
+        }
+        recordsOf.get(device).add(record);
+      }
+      if (registry && buf) registry.register(buf, record);
     });
+    onCreate("bufferDestroy", (_r, _args, buf) => {
+      const record = buf && recordOf.get(buf);
+      if (record) gone(record, "destroyed");
+    });
+    onCreate("deviceDestroy", (_r, _args, device) => deviceGone(device));
     return registry !== null;
   }
   function liveSnapshot() {
@@ -125,7 +200,11 @@ var WebGPUHarnessInject = (() => {
       bind_groups_live: live.bindGroupsCreated - live.bindGroupsCollected,
       buffers_created: live.buffersCreated,
       buffers_collected: live.buffersCollected,
-      buffers_live: live.buffersCreated - live.buffersCollected
+      buffers_live: live.buffersCreated - live.buffersCollected,
+      buffer_bytes_created: live.bufferBytesCreated,
+      buffer_bytes_destroyed: live.bufferBytesDestroyed,
+      buffer_bytes_collected: live.bufferBytesCollected,
+      buffer_bytes_live: live.bufferBytesCreated - live.bufferBytesDestroyed - live.bufferBytesCollected
     };
   }
 
@@ -222,7 +301,13 @@ var WebGPUHarnessInject = (() => {
     maxComputeWorkgroupSizeY: 1024,
     maxComputeWorkgroupSizeZ: 1024
   });
-  var LIMIT_PRESETS = Object.freeze({ "spec-default": DEFAULT_LIMITS, "webkit-apple7": WEBKIT_APPLE7_LIMITS });
+  var WEBKIT_IOS_2025_LIMITS = Object.freeze({ ...WEBKIT_APPLE7_LIMITS, maxBufferSize: 1073741824 });
+  var LIMIT_PRESETS = Object.freeze({
+    "spec-default": DEFAULT_LIMITS,
+    "webkit-apple7": WEBKIT_APPLE7_LIMITS,
+    "ios-2024": WEBKIT_APPLE7_LIMITS,
+    "ios-2025": WEBKIT_IOS_2025_LIMITS
+  });
   var ALIGNMENT_LIMITS = /* @__PURE__ */ new Set(["minUniformBufferOffsetAlignment", "minStorageBufferOffsetAlignment"]);
   function illegalConstructor(token) {
     if (token !== CONSTRUCT) throw new TypeError("Illegal constructor");
@@ -700,6 +785,23 @@ var WebGPUHarnessInject = (() => {
   var STAGE_COMPUTE = 4;
   var STAGES = [["vertex", STAGE_VERTEX], ["fragment", STAGE_FRAGMENT], ["compute", STAGE_COMPUTE]];
   var MODEL_SOURCE = "WebKit Source/WebGPU/WebGPU/BindGroup.mm (one shared-storage MTLBuffer per shader stage with bindings, sized by the argument encoder, no pooling, no extra cost reported to JSC); defaults sized to microsoft/onnxruntime #33750 (~150,000 bind groups at a 2,048 MB kill); see /work/shared/references.md";
+  var WEBKIT_MODELS = Object.freeze({
+    // A compute pass encoder holds strong references to the bind groups set on it: WebKit
+    // Source/WebGPU/WebGPU/ComputePassEncoder.h, m_bindGroups, a map of WeakPtr<BindGroup> in
+    // earlier versions and of RefPtr / Ref<const BindGroup> in later ones (references.md: "since
+    // 2024, encoders hold strong references to the bind groups they use"). Modeled as: the
+    // GPUCommandEncoder wrapper keeps every GPUBindGroup wrapper set on its passes alive until the
+    // encoder wrapper (and its pass wrappers) are collected, so an application that keeps encoders
+    // referenced keeps their bind groups' native memory.
+    encoderRetainsBindGroups: "webkit-encoder-retains-bind-groups: ComputePassEncoder.h m_bindGroups holds Ref<const BindGroup> (2024 on)",
+    // A buffer records every command encoder that used it until it is destroyed: WebKit
+    // Source/WebGPU/WebGPU/Buffer.h, Buffer::setCommandEncoder adding to m_commandEncoders (a
+    // WeakHashSet<CommandEncoder>), cleared by destroy(); fixed in December 2025 (references.md:
+    // "long-lived buffers kept a record of every command encoder that used them until destroyed,
+    // so memory grew with encoder count over hours"). Modeled as encoderRecordBytes per
+    // (buffer, encoder) pair, charged to the buffer until destroy() or its collection.
+    bufferRecordsEncoders: "webkit-buffer-records-encoders: Buffer.h m_commandEncoders kept until destroy() (before the Dec 2025 fix)"
+  });
   function resolveModel(options = {}) {
     const argumentBytes = {
       buffer: 8,
@@ -714,14 +816,25 @@ var WebGPUHarnessInject = (() => {
     for (const [k, v] of Object.entries({ bytesPerStage, pageBytes, ...argumentBytes })) {
       if (!Number.isInteger(v) || v < 0) throw new TypeError(`memory model: ${k} must be a non-negative integer`);
     }
+    const encoderRecordBytes = options.encoderRecordBytes ?? 16;
+    if (!Number.isInteger(encoderRecordBytes) || encoderRecordBytes < 0) throw new TypeError("memory model: encoderRecordBytes must be a non-negative integer");
+    for (const k of Object.keys(WEBKIT_MODELS)) {
+      if (options[k] !== void 0 && typeof options[k] !== "boolean") throw new TypeError(`memory model: ${k} must be true or false`);
+    }
     return Object.freeze({
-      name: options.modelName ?? "webkit-bindgroup-argument-buffers",
+      name: options.modelName ?? "webkit-bind-group-argument-buffers",
       description: "one MTLBuffer per shader stage with bindings; stageBytes = max(bytesPerStage, roundUp(sum of argumentBytes over the stage's entries, pageBytes)); freed only when the wrapper is collected and no in-flight work uses it",
       source: MODEL_SOURCE,
       bytesPerStage,
       pageBytes,
       argumentBytes: Object.freeze(argumentBytes),
-      reportCostToJs: !!options.reportCostToJs
+      reportCostToJs: !!options.reportCostToJs,
+      encoderRetainsBindGroups: !!options.encoderRetainsBindGroups,
+      bufferRecordsEncoders: !!options.bufferRecordsEncoders,
+      // bytes per (buffer, encoder) record: one 8-byte pointer in a hash set at ≤ 50% load; an
+      // assumption (WebKit publishes no figure), settable
+      encoderRecordBytes,
+      webkitModels: Object.freeze(Object.keys(WEBKIT_MODELS).filter((k) => options[k]).map((k) => WEBKIT_MODELS[k]))
     });
   }
   function encodedLengths(model, entries) {
@@ -755,6 +868,8 @@ var WebGPUHarnessInject = (() => {
       this.buffersLiveBytes = 0;
       this.buffersLiveBytesPeak = 0;
       this.bufferContentsJsBytes = 0;
+      this.encoderRecords = 0;
+      this.encoderRecordBytes = 0;
       this.submits = 0;
       this.commandBuffersInFlight = 0;
       this.bindGroupRefsHeldByWork = 0;
@@ -779,6 +894,14 @@ var WebGPUHarnessInject = (() => {
       else this.buffersCollected++;
       this.buffersLiveBytes -= bytes;
     }
+    encoderRecordsAdded(n) {
+      this.encoderRecords += n;
+      this.encoderRecordBytes += n * this.model.encoderRecordBytes;
+    }
+    /** Modeled native bytes of buffers: live buffer sizes plus encoder records (when modeled). */
+    get modeledBufferBytes() {
+      return this.buffersLiveBytes + this.encoderRecordBytes;
+    }
     snapshot() {
       return {
         bindGroupsCreated: this.bindGroupsCreated,
@@ -796,12 +919,16 @@ var WebGPUHarnessInject = (() => {
         buffersLiveBytes: this.buffersLiveBytes,
         buffersLiveBytesPeak: this.buffersLiveBytesPeak,
         bufferContentsJsBytes: this.bufferContentsJsBytes,
+        encoderRecords: this.encoderRecords,
+        encoderRecordBytes: this.encoderRecordBytes,
+        modeledBufferBytes: this.modeledBufferBytes,
         submits: this.submits,
         commandBuffersInFlight: this.commandBuffersInFlight,
         errorsGenerated: this.errorsGenerated,
         model: {
           ...this.model,
           argumentBytes: { ...this.model.argumentBytes },
+          webkitModels: [...this.model.webkitModels],
           bytesPerComputeOnlyBindGroup: bindGroupBytes(this.model, { vertex: 0, fragment: 0, compute: this.model.argumentBytes.buffer })
         }
       };
@@ -832,6 +959,7 @@ var WebGPUHarnessInject = (() => {
       dev.ledger.bufferReleased(n.charged, how);
       n.charged = 0;
     }
+    dropEncoderRecords(n);
     dropContents(n);
     dev.liveBuffers.delete(n);
   }
@@ -850,6 +978,12 @@ var WebGPUHarnessInject = (() => {
       n.device.ledger.bufferContentsJsBytes += n.size;
     }
     return n.contents;
+  }
+  function dropEncoderRecords(n) {
+    if (n.encoderRecords > 0) {
+      n.device.ledger.encoderRecordsAdded(-n.encoderRecords);
+      n.encoderRecords = 0;
+    }
   }
   function dropContents(n) {
     if (n.contents !== null) {
@@ -996,6 +1130,7 @@ var WebGPUHarnessInject = (() => {
       n.device.ledger.bufferReleased(n.charged, "destroyed");
       n.charged = 0;
     }
+    dropEncoderRecords(n);
     dropContents(n);
     n.device.liveBuffers.delete(n);
   }
@@ -1013,6 +1148,7 @@ var WebGPUHarnessInject = (() => {
     n.mapping = null;
     n.pending = null;
     n.charged = 0;
+    n.encoderRecords = 0;
     n.refs = 1;
     let error = null;
     if (usage === 0) error = "usage must not be 0";
@@ -1027,6 +1163,7 @@ var WebGPUHarnessInject = (() => {
       n.charged = size;
       dev.ledger.bufferAllocated(size);
       dev.liveBuffers.add(n);
+      dev.budget?.charged(dev);
     }
     if (mappedAtCreation) {
       n.mapping = { mode: GPUMapModeFlags.WRITE, start: 0, end: size, views: [] };
@@ -1328,6 +1465,7 @@ var WebGPUHarnessInject = (() => {
       n.bytes = layout.bytes;
       if (dev.model.reportCostToJs && n.bytes > 0) n.costBlob = new ArrayBuffer(n.bytes);
       dev.ledger.bindGroupAllocated(n.bytes);
+      dev.budget?.charged(dev);
     }
     const w = new GPUBindGroup(CONSTRUCT, n);
     if (n.valid) registry2.register(w, n);
@@ -1485,10 +1623,23 @@ var WebGPUHarnessInject = (() => {
       // buffers used by copies/clears/resolves/indirect dispatches
       commands: [],
       dispatches: 0,
-      wrappers: []
+      wrappers: [],
       // only with options.retainWrappersUntilDone (not what engines do)
+      recorded: null
+      // buffers this encoder was recorded on (model bufferRecordsEncoders)
     };
   }
+  function recordUse(list, b) {
+    const dev = list.device;
+    if (!dev.model.bufferRecordsEncoders || list.released || !b.valid || b.state === "destroyed") return;
+    if (!list.recorded) list.recorded = /* @__PURE__ */ new Set();
+    if (list.recorded.has(b)) return;
+    list.recorded.add(b);
+    b.encoderRecords++;
+    dev.ledger.encoderRecordsAdded(1);
+    dev.budget?.charged(dev);
+  }
+  var RETAINED_BIND_GROUPS = /* @__PURE__ */ Symbol("webgpu-emulated.retainedBindGroups");
   function hold(list, n) {
     if (list.released || list.held.has(n)) return;
     list.held.add(n);
@@ -1508,6 +1659,7 @@ var WebGPUHarnessInject = (() => {
     list.usedBuffers.clear();
     list.commands = [];
     list.wrappers = [];
+    list.recorded = null;
   }
   collectHandlers.commandList = (list) => releaseList(list);
   function encoderError(enc, message) {
@@ -1537,6 +1689,12 @@ var WebGPUHarnessInject = (() => {
       pass.bound = [];
       pass.debugDepth = 0;
       pass.state = "open";
+      if (enc.device.model.encoderRetainsBindGroups) {
+        if (!this[RETAINED_BIND_GROUPS]) Object.defineProperty(this, RETAINED_BIND_GROUPS, { value: /* @__PURE__ */ new Set() });
+        pass.retained = this[RETAINED_BIND_GROUPS];
+      } else {
+        pass.retained = null;
+      }
       if (!encoderUsable(enc, "beginComputePass")) {
         pass.state = "ended";
       } else {
@@ -1678,6 +1836,7 @@ var WebGPUHarnessInject = (() => {
   function useBuffer(list, b) {
     list.usedBuffers.add(b);
     hold(list, b);
+    recordUse(list, b);
   }
   function createCommandEncoder(dev, descriptor) {
     const enc = makeNative("commandEncoder", dev, descriptor?.label);
@@ -1768,6 +1927,7 @@ var WebGPUHarnessInject = (() => {
       pass.bound[index] = bg;
       hold(enc.list, bg);
       if (dev.options.retainWrappersUntilDone && !enc.list.released) enc.list.wrappers.push(bindGroup);
+      if (pass.retained) pass.retained.add(bindGroup);
     }
     dispatchWorkgroups(x, y = 1, z = 1) {
       const pass = native(this, "computePass");
@@ -1846,7 +2006,12 @@ var WebGPUHarnessInject = (() => {
       }
     }
     const list = enc.list;
-    for (let i = 0; i < groups.length; i++) if (pass.bound[i]) list.usedBindGroups.add(pass.bound[i]);
+    for (let i = 0; i < groups.length; i++) {
+      const bg = pass.bound[i];
+      if (!bg) continue;
+      list.usedBindGroups.add(bg);
+      if (list.device.model.bufferRecordsEncoders) for (const b of bg.buffers) recordUse(list, b);
+    }
     list.dispatches++;
     return true;
   }
@@ -2039,6 +2204,75 @@ var WebGPUHarnessInject = (() => {
     return null;
   }
 
+  // web/emulation/memory-budget.js
+  var AT_MEMORY_BUDGET = Object.freeze(["lose-device", "kill-page"]);
+  var MemoryBudget = class _MemoryBudget {
+    /**
+     * @param {object} options installEmulatedWebGPU options (memoryBudgetBytes, atMemoryBudget, onKillPage)
+     * @param {(dev: object, reason: string, message: string) => void} loseDevice how a device
+     *   native is lost (webgpu-emulated.js), passed in so this module imports nothing
+     * @returns {MemoryBudget | null}
+     * @throws {TypeError} on a negative or non-integer budget or an unknown atMemoryBudget
+     */
+    static from(options, loseDevice2) {
+      const bytes = options.memoryBudgetBytes ?? 0;
+      if (!Number.isSafeInteger(bytes) || bytes < 0) throw new TypeError(`memoryBudgetBytes must be a non-negative integer (got ${bytes})`);
+      const at = options.atMemoryBudget ?? "lose-device";
+      if (!AT_MEMORY_BUDGET.includes(at)) throw new TypeError(`atMemoryBudget must be one of ${AT_MEMORY_BUDGET.join(", ")} (got ${at})`);
+      if (options.onKillPage !== void 0 && typeof options.onKillPage !== "function") throw new TypeError("onKillPage must be a function");
+      return bytes > 0 ? new _MemoryBudget(bytes, at, options.onKillPage ?? null, loseDevice2) : null;
+    }
+    constructor(budgetBytes, atBudget, onKillPage, loseDevice2) {
+      this.budgetBytes = budgetBytes;
+      this.atBudget = atBudget;
+      this.onKillPage = onKillPage;
+      this.loseDevice = loseDevice2;
+      this.devices = /* @__PURE__ */ new Set();
+      this.trips = [];
+      this.killed = false;
+    }
+    register(dev) {
+      this.devices.add(dev);
+    }
+    /** Modeled bytes of every device of the page: bind groups + buffers (+ encoder records). */
+    modeledBytes() {
+      let total = 0;
+      for (const dev of this.devices) total += dev.ledger.modeledNativeBytes + dev.ledger.modeledBufferBytes;
+      return total;
+    }
+    /**
+     * Called after each charge to a ledger of `dev`. Over the budget: every device not yet lost
+     * is lost ('lose-device'), or the page is killed ('kill-page': throws an Error whose name is
+     * 'EmulatedPageKilled' out of the allocating call).
+     */
+    charged(dev) {
+      if (this.killed) throw pageKilledError("the page was already killed at its memory budget");
+      const modeled = this.modeledBytes();
+      if (modeled <= this.budgetBytes) return;
+      const live2 = [...this.devices].filter((d) => !d.lost);
+      if (!live2.length) return;
+      const message = `webgpu-emulated ${this.atBudget} at the memory budget: modeled ${modeled} bytes > ${this.budgetBytes} bytes (bind groups + buffers of ${this.devices.size} device(s), on ${dev.label || "a device"})`;
+      const trip = { modeledBytes: modeled, budgetBytes: this.budgetBytes, atBudget: this.atBudget, message };
+      this.trips.push(trip);
+      if (this.atBudget === "lose-device") {
+        for (const d of live2) this.loseDevice(d, "unknown", message);
+        return;
+      }
+      this.killed = true;
+      for (const d of live2) this.loseDevice(d, null, message);
+      if (this.onKillPage) this.onKillPage({ ...trip });
+      throw pageKilledError(message);
+    }
+    snapshot() {
+      return { budgetBytes: this.budgetBytes, atBudget: this.atBudget, trips: this.trips.length, killed: this.killed };
+    }
+  };
+  function pageKilledError(message) {
+    const e = new Error(message);
+    e.name = "EmulatedPageKilled";
+    return e;
+  }
+
   // web/emulation/webgpu-emulated.js
   function defineSetLike(Class) {
     const p = Class.prototype;
@@ -2142,12 +2376,18 @@ var WebGPUHarnessInject = (() => {
   var GPU = class {
     constructor(token, options) {
       illegalConstructor(token);
-      this[INTERNAL] = { kind: "gpu", options, wgsl: new WGSLLanguageFeatures(CONSTRUCT, WGSL_FEATURES) };
+      this[INTERNAL] = {
+        kind: "gpu",
+        options,
+        wgsl: new WGSLLanguageFeatures(CONSTRUCT, WGSL_FEATURES),
+        budget: MemoryBudget.from(options, loseDevice)
+        // one page: every device of this GPU
+      };
     }
     requestAdapter(options = {}) {
       const g = native(this, "gpu");
       void options;
-      return new Promise((resolve) => afterTask(() => resolve(new GPUAdapter(CONSTRUCT, g.options))));
+      return new Promise((resolve) => afterTask(() => resolve(new GPUAdapter(CONSTRUCT, g.options, g.budget))));
     }
     getPreferredCanvasFormat() {
       return "bgra8unorm";
@@ -2157,13 +2397,14 @@ var WebGPUHarnessInject = (() => {
     }
   };
   var GPUAdapter = class {
-    constructor(token, options) {
+    constructor(token, options, budget = null) {
       illegalConstructor(token);
       const limits = resolveLimits(options.limits);
       const features = new Set(options.features ?? ["shader-f16"]);
       this[INTERNAL] = {
         kind: "adapter",
         options,
+        budget,
         consumed: false,
         limitValues: limits,
         features: new GPUSupportedFeatures(CONSTRUCT, features),
@@ -2251,6 +2492,8 @@ var WebGPUHarnessInject = (() => {
         dev.resolveLost = resolve;
       });
       dev.onuncapturederror = null;
+      dev.budget = adapter.budget;
+      dev.budget?.register(dev);
       this[INTERNAL] = dev;
     }
     get features() {
@@ -2286,13 +2529,7 @@ var WebGPUHarnessInject = (() => {
       return native(this, "device").ledger;
     }
     destroy() {
-      const dev = native(this, "device");
-      if (dev.lost) return;
-      for (const b of [...dev.liveBuffers]) destroyBufferNative(b);
-      dev.queue.completeUpTo(dev.queue.submitted);
-      dev.lost = true;
-      const info = new GPUDeviceLostInfo(INTERNAL, "destroyed", "device.destroy() was called");
-      afterTask(() => dev.resolveLost(info));
+      loseDevice(native(this, "device"), "destroyed", "device.destroy() was called");
     }
     createBuffer(descriptor) {
       return createBuffer(native(this, "device"), descriptor);
@@ -2353,16 +2590,27 @@ var WebGPUHarnessInject = (() => {
     }
   };
   defineLabel(GPUDevice);
+  function loseDevice(dev, reason, message) {
+    if (dev.lost) return;
+    for (const b of [...dev.liveBuffers]) destroyBufferNative(b);
+    dev.queue.completeUpTo(dev.queue.submitted);
+    dev.lost = true;
+    if (reason === null) return;
+    const info = new GPUDeviceLostInfo(INTERNAL, reason, message);
+    afterTask(() => dev.resolveLost(info));
+  }
   function notEmulated(what) {
     return domException("NotSupportedError", `webgpu-emulated: ${what} is not emulated (compute subset only)`);
   }
   function createEmulatedGPU(options = {}) {
     resolveModel(options);
     resolveLimits(options.limits);
+    MemoryBudget.from(options, loseDevice);
     return new GPU(CONSTRUCT, { ...options });
   }
   function emulationStats(device) {
-    return native(device, "device").ledger.snapshot();
+    const dev = native(device, "device");
+    return { ...dev.ledger.snapshot(), memoryBudget: dev.budget ? dev.budget.snapshot() : null, lost: dev.lost };
   }
   var classes = Object.freeze({
     GPU,
