@@ -36,7 +36,11 @@ def sigterm_as_interrupt() -> None:
     count = {"n": 0}
 
     def handler(signum, frame):
+        from harness.drive.base import defer_interrupt
+
         count["n"] += 1
+        if count["n"] == 1 and defer_interrupt():  # inside a driver's event dispatch: raised right after
+            return
         if count["n"] == 2:
             err.print("interrupted again: still closing the browsers and writing the report of what was "
                       "received; interrupt once more to stop now (no report)", highlight=False, markup=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from harness.drive import processes
-from harness.drive.base import BrowserSession, Located, ProcessInfo
+from harness.drive.base import BrowserSession, Located, ProcessInfo, interrupts_deferred
 from harness.drive.reaper import REAPER
 
 
@@ -101,13 +101,14 @@ class PlaywrightSession(BrowserSession):
     def pump(self, seconds: float) -> None:
         if self._death:
             return
-        try:
-            if self._page is not None and not self._page.is_closed():
-                self._page.wait_for_timeout(seconds * 1000)
-            else:
-                self._browser.contexts  # touch the connection
-        except Exception as exc:  # connection gone mid-wait
-            self._set_death(f"browser connection lost: {str(exc).splitlines()[0]}")
+        with interrupts_deferred():  # listeners run in here: a Ctrl-C is raised after, not in one
+            try:
+                if self._page is not None and not self._page.is_closed():
+                    self._page.wait_for_timeout(seconds * 1000)
+                else:
+                    self._browser.contexts  # touch the connection
+            except Exception as exc:  # connection gone mid-wait
+                self._set_death(f"browser connection lost: {str(exc).splitlines()[0]}")
 
     def dead(self) -> str | None:
         if self._death is None:
@@ -137,6 +138,10 @@ class PlaywrightSession(BrowserSession):
     def worker_heap(self) -> dict[str, int] | None:
         if self._death or self._cdp is None:
             return None
+        with interrupts_deferred():  # CDP calls dispatch listeners too
+            return self._worker_heap()
+
+    def _worker_heap(self) -> dict[str, int] | None:
         try:
             if self._worker_session is None:
                 targets = self._cdp.send("Target.getTargets")["targetInfos"]
