@@ -28,6 +28,8 @@ from typing import Sequence
 from harness import stats as S
 from harness import tables as T
 from harness.report import render
+from harness.stats import engines as E
+from harness.stats import findings as FD
 from harness.stats.bands import Band, chart_bands
 from harness.stats.run import RunStats
 from harness.stats.workloads import compute_all
@@ -50,7 +52,9 @@ class Analysis:
     ``tables``: :class:`harness.tables.Tables`; ``stats``: :class:`harness.stats.run.RunStats`;
     ``budgets``: :class:`harness.verdicts.budgets.BudgetResult` per budget; ``workloads``: the
     numbers of workload sections by id (harness/stats/workloads/); ``bands``: per-token chart
-    bands by steps.csv column; ``comparison``: set when a baseline was given."""
+    bands by steps.csv column; ``findings``: what the report and summary.md open with
+    (harness/stats/findings.py); ``engines``: memory per engine side by side
+    (harness/stats/engines.py); ``comparison``: set when a baseline was given."""
 
     run_dir: Path
     out_dir: Path
@@ -62,6 +66,8 @@ class Analysis:
     comparison: Comparison | None = None
     baseline_dir: Path | None = None
     notes: list[str] = field(default_factory=list)
+    findings: list[FD.Finding] = field(default_factory=list)
+    engines: dict | None = None
 
     @property
     def failed_budgets(self) -> list[B.BudgetResult]:
@@ -96,7 +102,8 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
         notes += [f"⚑ {m.label}: environment differs: {'; '.join(m.env_differs)}" for m in c.matches if m.env_differs]
         if c.only_a or c.only_b:
             notes.append(f"unmatched: only in A: {', '.join(c.only_a) or 'none'}; only in B: {', '.join(c.only_b) or 'none'}")
-        return Analysis(run_dir, out, t, c.b_stats, results, comparison=c, baseline_dir=Path(baseline), notes=notes)
+        return Analysis(run_dir, out, t, c.b_stats, results, comparison=c, baseline_dir=Path(baseline), notes=notes,
+                        findings=FD.compare_findings(c))
     run = S.compute(t, warmup)
     results = B.evaluate(list(budgets), run)
     m = t.manifest
@@ -105,7 +112,21 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
     if m.get("auto_sample"):
         notes.append(f"auto-sample: {m['auto_sample']['reason']}")
     bands = {col: chart_bands(run, col) for col in ("create_bind_group", "bind_groups_live", "wall_ms")}
-    return Analysis(run_dir, out, t, run, results, compute_all(t, run), bands, notes=notes)
+    workloads = compute_all(t, run)
+    return Analysis(run_dir, out, t, run, results, workloads, bands, notes=notes,
+                    findings=FD.compute(t, run, workloads), engines=E.numbers(t, run))
+
+
+def chart_bundle() -> Path | None:
+    """plotly.js's basic bundle (npm ``plotly.js-basic-dist-min``, pinned in package.json) where
+    harness/npm.py finds npm packages, or None (an analysis-only install: the report then embeds
+    the full plotly.js of the Python package)."""
+    from harness import npm
+
+    try:
+        return npm.find("plotly.js-basic-dist-min")[0] / "plotly-basic.min.js"
+    except (npm.NpmError, OSError, ValueError):
+        return None
 
 
 def write(analysis: Analysis) -> dict[str, Path]:
@@ -121,24 +142,27 @@ def write(analysis: Analysis) -> dict[str, Path]:
         paths["compare.json"].write_text(json.dumps({**c.to_dict(), "budgets": [r.to_dict() for r in analysis.budgets]},
                                                     indent=2, default=str), encoding="utf-8")
         for p in ci_files.write_stats(out, None, c.differences, analysis.budgets,
-                                      extra={"a": str(analysis.baseline_dir), "b": str(analysis.run_dir)}):
+                                      extra={"a": str(analysis.baseline_dir), "b": str(analysis.run_dir),
+                                             "findings": [f.to_dict() for f in analysis.findings]}):
             paths[p.name] = p
         paths["junit.xml"] = ci_files.junit_xml(analysis.budgets, out / "junit.xml")
         title = f"webgpu-harness compare: {c.b_name} vs {c.a_name}"
         paths["summary.md"] = ci_files.write_markdown(
-            ci_files.markdown(title, None, c.differences, analysis.budgets, analysis.notes), out)
-        paths["compare.html"] = render.render_compare(c, out / "compare.html", analysis.budgets)
+            ci_files.markdown(title, None, c.differences, analysis.budgets, analysis.notes, findings=analysis.findings),
+            out)
+        paths["compare.html"] = render.render_compare(c, out / "compare.html", analysis.budgets, analysis.findings)
         return paths
     T.write(analysis.tables, out)
     paths.update({n: out / n for n in ("summary.csv", "steps.csv", "memory.csv")})
     for p in ci_files.write_stats(out, analysis.stats, budgets=analysis.budgets,
-                                  extra={"auto_sample": analysis.tables.manifest.get("auto_sample")}):
+                                  extra={"auto_sample": analysis.tables.manifest.get("auto_sample"),
+                                         "findings": [f.to_dict() for f in analysis.findings]}):
         paths[p.name] = p
     paths["junit.xml"] = ci_files.junit_xml(analysis.budgets, out / "junit.xml")
     paths["summary.md"] = ci_files.write_markdown(
         ci_files.markdown("webgpu-harness run", analysis.stats, analysis.stats.differences, analysis.budgets,
-                          analysis.notes), out)
-    paths["report.html"] = render.render(analysis, out)
+                          analysis.notes, findings=analysis.findings), out)
+    paths["report.html"] = render.render(analysis, out, chart_bundle())
     return paths
 
 

@@ -7,6 +7,7 @@ harness/pipeline.py (analysis). Only this package turns bad input into exit stat
     report   analyse any run folder again, no browser (report.py)
     compare  B − A between two run folders (compare.py)
     merge    several run folders into one (merge.py)
+    index    the run index, reports/index.html (index.py)
     native   dispatch-overhead methods on wgpu-native (native.py)
     doctor   browsers, drivers and adapters found (doctor.py)
     setup    install browsers, drivers and the pinned npm packages (setup.py)
@@ -17,7 +18,7 @@ from __future__ import annotations
 import typer
 
 from harness import __version__
-from harness.cli import compare, doctor, merge, native, report, run, serve, setup
+from harness.cli import compare, doctor, index, merge, native, report, run, serve, setup
 from harness.cli.common import say
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -25,7 +26,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=N
 
 #: Commands in --help order: (name, function).
 COMMANDS = (("run", run.run), ("serve", serve.serve), ("report", report.report), ("compare", compare.compare),
-            ("merge", merge.merge), ("native", native.native), ("doctor", doctor.doctor), ("setup", setup.setup))
+            ("merge", merge.merge), ("index", index.index), ("native", native.native), ("doctor", doctor.doctor),
+            ("setup", setup.setup))
 for _name, _fn in COMMANDS:
     app.command(_name)(_fn)
 

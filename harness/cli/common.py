@@ -155,6 +155,23 @@ def print_comparison(c) -> None:
     say(f"{n} significant difference(s)" if n else "no significant differences")
 
 
+def update_index(folder: Path) -> None:
+    """Rebuild the run index (``index.html``) that the run or comparison ``folder`` belongs in
+    (harness/report/index.py ``target_for``: the default places, or ``ROOT/runs/X`` /
+    ``ROOT/compare/X``); nothing for a folder elsewhere."""
+    from harness.pipeline import chart_bundle
+    from harness.report import index
+
+    target = index.target_for(folder)
+    if target is None:
+        return
+    runs, comps, out = target
+    try:
+        say(f"index: {index.write(out, runs, comps, chart_bundle())}")
+    except Exception as exc:  # noqa: BLE001 - the run's own files are written; the index must not fail it
+        err.print(f"index not rebuilt: {type(exc).__name__}: {exc}", highlight=False, markup=False)
+
+
 def finish(run_dir: Path, budgets=(), summary: bool = True):
     """End of every command that wrote a run folder: analyse it, write every file
     (harness/pipeline.py), print the summary, differences and budget verdicts. Returns the
@@ -168,4 +185,5 @@ def finish(run_dir: Path, budgets=(), summary: bool = True):
         print_differences(analysis)
         print_budgets(analysis.budgets)
     say(f"report: {paths['report.html']}")
+    update_index(run_dir)
     return analysis

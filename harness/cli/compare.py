@@ -10,7 +10,8 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import bad_input, compare_dir, console, print_budgets, print_comparison, timestamped
+from harness.cli.common import (bad_input, compare_dir, console, print_budgets, print_comparison, timestamped,
+                                update_index)
 from harness.stats.cells import DEFAULT_WARMUP
 
 
@@ -40,5 +41,6 @@ def compare(
     print_comparison(analysis.comparison)
     print_budgets(analysis.budgets)
     console.print(f"compare: {paths['compare.html']}")
+    update_index(out)
     if analysis.failed_budgets:
         raise typer.Exit(1)

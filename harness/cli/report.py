@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import bad_input, print_budgets, print_differences, print_summary, say
+from harness.cli.common import bad_input, print_budgets, print_differences, print_summary, say, update_index
 
 
 def report(
@@ -38,5 +38,6 @@ def report(
     print_differences(analysis)
     print_budgets(analysis.budgets)
     say(f"report: {paths['report.html']}")
+    update_index(output or run_dir)
     if analysis.failed_budgets:
         raise typer.Exit(1)

@@ -1,9 +1,14 @@
-"""Every chart of the report, as plotly figure dicts built from an analysis' tables and numbers.
+"""The report's core charts, as plotly figure dicts: per-token series from the tables with the CI
+bands the statistics computed (harness/stats/bands.py), and the engines-side-by-side small
+multiples (numbers: harness/stats/engines.py). Workload sections' charts:
+harness/report/workload_charts.py.
 
-Charts draw what the analysis computed (harness/pipeline.py): per-token series from the tables,
-CI bands from :func:`harness.stats.run.chart_bands`, workload numbers from
-harness/stats/workloads/. Each trace's name says where it came from (browser + version, adapter,
-real or emulated WebGPU); ``meta`` carries the cell id and variant for tests and tooltips.
+Trace names are short (``fresh · chromium``; workload, profile or machine added only when they
+vary in the run): one legend entry per configuration, its repetitions sharing it. Where the
+numbers came from (browser + version, adapter, real or emulated WebGPU, repetition) is in each
+trace's hover text and ``meta``, and once for the whole report in its legend key
+(:func:`legend_key`). Series longer than a chart's width are reduced for drawing
+(harness/report/reduce.py); steps.csv and memory.csv keep every sample.
 """
 
 from __future__ import annotations
@@ -11,42 +16,106 @@ from __future__ import annotations
 import json
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from harness.report import format as F
+from harness.report import reduce as R
+from harness.stats.finding import NOT_TOKENS, time_flags
 
-_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+#: Legend above the plot, in rows, small: it never squeezes the plot or runs past the page.
+LEGEND_TOP = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0, "font": {"size": 11},
+              "groupclick": "togglegroup"}
+_LAYOUT = {"template": "plotly_white", "legend": LEGEND_TOP, "margin": {"t": 90, "r": 20, "l": 60, "b": 50},
+           "hoverlabel": {"namelength": -1}}
 
 
-def _fig(fig: go.Figure) -> dict:
+def fig_dict(fig: go.Figure) -> dict:
+    """A figure as the JSON-ready dict the page hands to ``Plotly.newPlot``."""
     return json.loads(fig.to_json())
 
 
-def _rgba(color: str, alpha: float) -> str:
+def rgba(color: str, alpha: float) -> str:
     r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r},{g},{b},{alpha})"
 
 
-def trace_name(row) -> str:
-    """``decode-loop/fresh [tiny] r0 — chromium 156 · … · real WebGPU``."""
-    profile = row["profile"] if isinstance(row["profile"], str) and row["profile"] else "default"
-    return f"{row['workload']}/{row['variant']} [{profile}] r{row['repetition']} — {F.provenance(row)}"
+# ----------------------------------------------------------------------------------------------
+# names
 
 
-def add_bands(fig: go.Figure, bands: list, warmup: int) -> None:
+def _profile(row) -> str:
+    p = row.get("profile")
+    return "default" if F.missing(p) or p == "" else str(p)
+
+
+class Names:
+    """Short trace names of a run's cells and the legend key. A name is ``variant · browser``,
+    with the workload, ``@profile`` or ``machine:`` added when the run has several of them."""
+
+    def __init__(self, summary):
+        rows = [r for _, r in summary.iterrows()]
+        self.vary = {k: len({(_profile(r) if k == "profile" else str(r.get(k) or "")) for r in rows}) > 1
+                     for k in ("workload", "profile", "machine", "browser")}
+        self.rows = {r["cell"]: r for r in rows}
+
+    def of(self, row) -> str:
+        """The short name of a summary row (or manifest cell)."""
+        parts = [str(row["workload"])] if self.vary["workload"] else []
+        parts.append(str(row["variant"]) + (f"@{_profile(row)}" if self.vary["profile"] else ""))
+        browser = str(row["browser"])
+        if self.vary["machine"] and not F.missing(row.get("machine")):
+            browser = f"{row['machine']}:{browser}"
+        parts.append(browser)
+        return " · ".join(parts)
+
+    def cell(self, cell: str) -> str:
+        """The short name of a cell id."""
+        return self.of(self.rows[cell]) if cell in self.rows else cell
+
+    def hover(self, row, y: str = "%{y}", x: str = "token %{x}") -> str:
+        """Hover text: short name, repetition, full provenance, the point."""
+        return (f"<b>{self.of(row)}</b> r{row.get('repetition')}<br>{F.provenance(row)}<br>"
+                f"{x}: {y}<extra></extra>")
+
+    def legend_key(self) -> list[dict]:
+        """One entry per short name: ``{"name", "provenance", "cells", "color"}``, in run order."""
+        out: dict[str, dict] = {}
+        for cell, row in self.rows.items():
+            e = out.setdefault(self.of(row), {"name": self.of(row), "provenance": set(), "cells": []})
+            e["provenance"].add(F.provenance(row))
+            e["cells"].append(cell)
+        return [{**e, "provenance": " / ".join(sorted(e["provenance"]))} for e in out.values()]
+
+    def color(self, name: str) -> str:
+        """A stable colour per short name, in legend-key order."""
+        names = [e["name"] for e in self.legend_key()]
+        return COLORS[names.index(name) % len(COLORS)] if name in names else COLORS[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# per-token charts
+
+
+def add_bands(fig: go.Figure, bands: list, warmup: int, names: dict[str, str], colors: dict[str, str]) -> None:
     """CI bands on a per-token chart: the shaded warm-up, per group the t-band across
-    repetitions and the headline estimate's 95% CI (or the Theil–Sen growth line)."""
+    repetitions and the headline estimate's 95% CI (or the Theil–Sen growth line). Bands are
+    not in the legend (their configuration's entry toggles them); their hover says what they are."""
     if not bands:
         return
     if warmup > 0:
         fig.add_vrect(x0=-0.5, x1=warmup - 0.5, fillcolor="#999", opacity=0.15, line_width=0,
-                      annotation_text="warm-up (excluded)", annotation_position="top left")
-    for i, b in enumerate(bands):
-        color = _COLORS[i % len(_COLORS)]
+                      annotation_text="warm-up", annotation_position="top left")
+    for b in bands:
+        name = names.get(b.group, b.group)
+        color = colors.get(name, COLORS[0])
+        common = {"legendgroup": name, "showlegend": False}
         if b.x:
-            fig.add_trace(go.Scatter(x=b.x + b.x[::-1], y=b.high + b.low[::-1], fill="toself", mode="lines",
-                                     line={"width": 0}, fillcolor=_rgba(color, 0.18), hoverinfo="skip",
-                                     name=f"{b.group}: 95% CI of the mean over {b.n_reps} repetitions",
-                                     meta={"band": "repetitions", "group": b.group, "variant": b.variant}))
+            x, lo, hi = R.envelope(b.x, b.low, b.high)
+            fig.add_trace(go.Scatter(x=x + x[::-1], y=hi + lo[::-1], fill="toself", mode="lines",
+                                     line={"width": 0}, fillcolor=rgba(color, 0.18), hoverinfo="skip",
+                                     name=f"{name}: 95% CI of the mean over {b.n_reps} repetitions",
+                                     meta={"band": "repetitions", "group": b.group, "variant": b.variant}, **common))
         e = b.estimate
         if e is None:
             continue
@@ -54,230 +123,120 @@ def add_bands(fig: go.Figure, bands: list, warmup: int) -> None:
             x = [b.x0, b.x1]
             fig.add_trace(go.Scatter(x=x, y=[b.intercept + e.value * v for v in x], mode="lines",
                                      line={"dash": "dash", "color": color},
-                                     name=f"{b.group}: growth {F.estimate(e)} {e.unit}",
-                                     meta={"band": "slope", "group": b.group, "variant": b.variant, "metric": e.metric}))
+                                     name=f"{name}: growth {F.estimate(e)} {e.unit}",
+                                     meta={"band": "slope", "group": b.group, "variant": b.variant, "metric": e.metric},
+                                     **common))
             continue
         lo, hi = (e.ci_low, e.ci_high) if e.ci_low is not None else (e.value, e.value)
         fig.add_trace(go.Scatter(x=[b.x0, b.x1, b.x1, b.x0], y=[lo, lo, hi, hi], fill="toself", mode="lines",
-                                 line={"width": 0}, fillcolor=_rgba(color, 0.25), hoverinfo="skip",
-                                 name=f"{b.group}: {e.stat} {F.estimate(e)} {e.unit} (95% CI)",
+                                 line={"width": 0}, fillcolor=rgba(color, 0.25), hoverinfo="name",
+                                 name=f"{name}: {e.stat} {F.estimate(e)} {e.unit} (95% CI)",
                                  meta={"band": "estimate", "group": b.group, "variant": b.variant, "metric": e.metric,
-                                       "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high}))
+                                       "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high}, **common))
         fig.add_trace(go.Scatter(x=[b.x0, b.x1], y=[e.value, e.value], mode="lines",
-                                 line={"dash": "dot", "color": color, "width": 1}, showlegend=False, hoverinfo="skip",
-                                 name=f"{b.group}: {e.stat}", meta={"band": "estimate-line", "group": b.group,
-                                                                    "variant": b.variant}))
+                                 line={"dash": "dot", "color": color, "width": 1}, hoverinfo="skip",
+                                 name=f"{name}: {e.stat}", meta={"band": "estimate-line", "group": b.group,
+                                                                 "variant": b.variant}, **common))
 
 
-def line_chart(tables, column: str, title: str, ytitle: str, bands: list | None = None, warmup: int = 1) -> dict:
-    """One trace per cell of steps.csv ``column`` over tokens, plus ``bands``."""
+def line_chart(tables, names: Names, column: str, title: str, ytitle: str, bands: list | None = None,
+               warmup: int = 1, group_names: dict[str, str] | None = None) -> dict:
+    """One trace per cell of steps.csv ``column`` over tokens (reduced for drawing), plus ``bands``.
+    Workloads whose steps are not tokens are left out."""
     fig = go.Figure()
+    seen: set[str] = set()
+    colors: dict[str, str] = {}
     for _, row in tables.summary.iterrows():
+        if row["workload"] in NOT_TOKENS:
+            continue
         s = tables.steps[tables.steps["cell"] == row["cell"]]
         if not len(s) or column not in s or s[column].isna().all():
             continue
-        fig.add_trace(go.Scatter(x=s["step"].tolist(), y=s[column].tolist(), mode="lines+markers",
-                                 marker={"size": 3}, name=trace_name(row),
-                                 meta={"cell": row["cell"], "variant": row["variant"]}))
-    add_bands(fig, bands or [], warmup)
-    fig.update_layout(title=title, xaxis_title="token", yaxis_title=ytitle, template="plotly_white",
-                      legend={"orientation": "h", "y": -0.25}, margin={"t": 50})
-    return _fig(fig)
+        name = names.of(row)
+        colors[name] = names.color(name)
+        x, y = R.series(s["step"], s[column])
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers" if len(x) <= 200 else "lines", marker={"size": 3},
+                                 name=name, legendgroup=name, showlegend=name not in seen,
+                                 line={"color": colors[name], "dash": "solid" if row["repetition"] in (0, None) else "dot",
+                                       "width": 1.5},
+                                 hovertemplate=names.hover(row),
+                                 meta={"cell": row["cell"], "variant": row["variant"], "provenance": F.provenance(row)}))
+        seen.add(name)
+    add_bands(fig, bands or [], warmup, group_names or {}, colors)
+    fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, xaxis_title="token", yaxis_title=ytitle,
+                      height=420, **_LAYOUT)
+    return fig_dict(fig)
 
 
-def memory_chart(tables) -> dict:
-    """RSS per process type (summed over that type's processes per sampling round) over time."""
-    from harness.tables import process_type_totals
-
-    fig = go.Figure()
-    mem = process_type_totals(tables.memory)
-    for _, row in tables.summary.iterrows():
-        m = mem[mem["cell"] == row["cell"]]
-        for ptype, grp in m.groupby("process_type"):
-            fig.add_trace(go.Scatter(x=grp["time_s"].tolist(), y=(grp["rss_bytes"] / 2**20).round(2).tolist(),
-                                     mode="lines", name=f"{ptype} RSS — {trace_name(row)}",
-                                     meta={"cell": row["cell"], "variant": row["variant"], "process_type": ptype}))
-    fig.update_layout(title="Memory per process type (RSS summed over that type's processes, psutil) over time",
-                      xaxis_title="run time (s)", yaxis_title="MiB", template="plotly_white",
-                      legend={"orientation": "h", "y": -0.25})
-    return _fig(fig)
+def group_names(analysis, names: Names) -> dict[str, str]:
+    """Group label (``chromium/decode-loop/fresh@tiny``) → the short name of its cells."""
+    return {g.key.label: names.cell(g.cells[0]) for g in analysis.stats.groups.values() if g.cells}
 
 
-def core_charts(analysis) -> dict[str, dict]:
-    """The four charts every report has: chart id → figure."""
+def time_note(analysis) -> str:
+    """A time chart's caveat: which adapters are CPU adapters or emulated WebGPU."""
+    flags = sorted({f for g in analysis.stats.groups.values() if g.cells for f in time_flags(g)})
+    return "; ".join(flags)
+
+
+def core_charts(analysis, names: Names) -> dict[str, dict]:
+    """The per-token charts every report has: chart id → figure."""
     t, bands, w = analysis.tables, analysis.bands, analysis.stats.warmup
+    gn = group_names(analysis, names)
+    tokens = {g.key.label for g in analysis.stats.groups.values() if g.key.workload not in NOT_TOKENS}
+    bands = {col: [b for b in bs if b.group in tokens] for col, bs in bands.items()}
+    note = time_note(analysis)  # said in full in the section's text
     return {
-        "bind_groups_per_token": line_chart(t, "create_bind_group", "createBindGroup calls per token", "calls",
-                                            bands.get("create_bind_group"), w),
-        "live_bind_groups": line_chart(t, "bind_groups_live", "Live GPUBindGroup wrappers (created − collected)",
-                                       "bind groups", bands.get("bind_groups_live"), w),
-        "memory": memory_chart(t),
-        "ms_per_token": line_chart(t, "wall_ms", "Per-token latency (wall time to the token's sync)", "ms",
-                                   bands.get("wall_ms"), w),
+        "bind_groups_per_token": line_chart(t, names, "create_bind_group", "createBindGroup calls per token", "calls",
+                                            bands.get("create_bind_group"), w, gn),
+        "ms_per_token": line_chart(t, names, "wall_ms", "Per-token latency (wall time to the token's sync)"
+                                   + (" · ⚑ CPU adapter or emulated: not GPU times" if note else ""), "ms",
+                                   bands.get("wall_ms"), w, gn),
     }
 
 
-# --- dispatch overhead -------------------------------------------------------------------------
-
-def dispatch_label(entry: dict) -> str:
-    """A dispatch-overhead row's label: provenance · adapter class · bind group mode."""
-    return f"{F.provenance(entry['row'])} · {entry['adapter_class']} · bind groups {entry['row'].get('variant')}"
+# ----------------------------------------------------------------------------------------------
+# engines side by side
 
 
-def dispatch_charts(tables, numbers: dict) -> dict[str, dict]:
-    """``dispatch_methods`` (µs per dispatch per method, 95% CI, log y) and ``dispatch_phases``
-    (stacked per-phase µs with the sequential method's µs as a marker)."""
-    charts = {}
-    if numbers["methods"]:
-        fig = go.Figure()
-        for m in numbers["methods"]:
-            cfgs = [c for c in m["configs"] if m["per"].get(c, (None,))[0] is not None]
-            ys = [m["per"][c][0] for c in cfgs]
-            hi = [(m["per"][c][2] - m["per"][c][0]) if m["per"][c][2] is not None else 0 for c in cfgs]
-            lo = [(m["per"][c][0] - m["per"][c][1]) if m["per"][c][1] is not None else 0 for c in cfgs]
-            fig.add_trace(go.Bar(x=cfgs, y=ys, name=dispatch_label(m), meta={"cell": m["cell"]},
-                                 error_y={"type": "data", "array": hi, "arrayminus": lo, "visible": True}))
-        fig.update_layout(barmode="group", title="µs per dispatch by method (mean, 95% CI)", yaxis_type="log",
-                          yaxis_title="µs per dispatch", template="plotly_white", legend={"orientation": "h", "y": -0.3})
-        charts["dispatch_methods"] = _fig(fig)
-    phases = numbers["phases"]
-    if phases:
-        fig = go.Figure()
-        xs: list[str] = []
-        for p in phases:
-            r = p["row"]
-            x = f"{r['browser']} · {r['variant']}<br>{p['adapter_class'].split(' —')[0]}"
-            xs.append(x if x not in xs else f"{x} #{sum(1 for y in xs if y.startswith(x)) + 1}")
-        for key, name in numbers["phase_names"].items():
-            fig.add_trace(go.Bar(x=xs, y=[p["phases"].get(key) or 0 for p in phases], name=name,
-                                 meta={"phase": key, "cells": [p["cell"] for p in phases],
-                                       "labels": [dispatch_label(p) for p in phases]}))
-        fig.add_trace(go.Scatter(x=xs, y=[p["sequential_us"] for p in phases], mode="markers",
-                                 name="sequential method, µs per dispatch (wall, incl. sync)",
-                                 marker={"symbol": "diamond", "size": 11, "color": "black"},
-                                 meta={"phase": "sequential_total"}))
-        fig.update_layout(barmode="stack", title="Per-phase CPU time of the sequential method (µs per call; mean over "
-                                                 "rounds after warm-up)", yaxis_title="µs", template="plotly_white",
-                          legend={"orientation": "h", "y": -0.25}, margin={"t": 50})
-        charts["dispatch_phases"] = _fig(fig)
-    return charts
-
-
-# --- retention and onnxruntime -----------------------------------------------------------------
-
-def retention_charts(tables, numbers: dict) -> dict[str, dict]:
-    """``retention_live`` (live wrappers per token, every cell) and ``retention_memory``
-    (modeled native MiB under emulation; measured content-process RSS MiB)."""
-    from harness.stats.workloads.retention import content_rss_by_token
-
-    live_fig, mem_fig = go.Figure(), go.Figure()
-    st = tables.steps
-    for r in numbers["rows"]:
-        row = r["row"]
-        c = st[st["cell"] == r["cell"]].sort_values("step")
-        name = f"{row['workload']}/{row['variant']} — {F.provenance(row)}"
-        meta = {"cell": r["cell"], "variant": row["variant"], "browser": row["browser"]}
-        live_fig.add_trace(go.Scatter(x=c["step"].tolist(), y=c["bind_groups_live"].tolist(), mode="lines",
-                                      name=f"live wrappers — {name}", meta=meta))
-        if r["emulated"]:
-            mem_fig.add_trace(go.Scatter(x=c["step"].tolist(), y=(c["modeled_native_bytes"] / 2**20).round(3).tolist(),
-                                         mode="lines", name=f"modeled native MiB (emulated) — {name}", meta=meta))
-        rss = content_rss_by_token(tables, r["cell"])
-        if len(rss):
-            mem_fig.add_trace(go.Scatter(x=rss.index.tolist(), y=(rss / 2**20).round(2).tolist(), mode="lines+markers",
-                                         marker={"size": 3}, name=f"content process RSS MiB (measured) — {name}",
-                                         line={"dash": "dot"}, meta=meta))
-    for fig, title, ytitle in ((live_fig, "Live GPUBindGroup wrappers per token, every engine", "bind groups"),
-                               (mem_fig, "Modeled native memory of live bind groups (emulated) and content-process RSS "
-                                         "(measured)", "MiB")):
-        fig.update_layout(title=title, xaxis_title="token", yaxis_title=ytitle, template="plotly_white",
-                          legend={"orientation": "h", "y": -0.25})
-    return {"retention_live": _fig(live_fig), "retention_memory": _fig(mem_fig)}
-
-
-def onnxruntime_charts(tables, numbers: dict) -> dict[str, dict]:
-    """``ort_cache_hit_rate``: the bind group cache's hit rate per token, when any cell has one."""
-    fig = go.Figure()
-    st = tables.steps
-    for r in numbers["rows"]:
-        row = r["row"]
-        c = st[st["cell"] == r["cell"]].sort_values("step")
-        if "extra_bind_group_cache_hit_rate" in c and c["extra_bind_group_cache_hit_rate"].notna().any():
-            fig.add_trace(go.Scatter(x=c["step"].tolist(), y=c["extra_bind_group_cache_hit_rate"].tolist(),
-                                     mode="lines+markers", marker={"size": 3},
-                                     name=f"{row['variant']} [{row['profile']}] — {F.provenance(row)}",
-                                     meta={"cell": r["cell"], "variant": row["variant"]}))
-    if not fig.data:
+def engine_charts(numbers: dict | None, names: Names) -> dict[str, dict]:
+    """Per memory metric (and setting, when a run has several): one panel per engine, same
+    axes, variants overlaid in one colour each (repetitions dotted). Chart ids:
+    ``live_bind_groups`` for live bind groups, ``engines_<view>`` for the others (``_<i>``
+    added from the second setting on)."""
+    if not numbers:
         return {}
-    fig.update_layout(title="Bind group cache hit rate per token (workloads/lib/bind-group-cache.js)", xaxis_title="token",
-                      yaxis_title="hits / (hits + misses)", yaxis_range=[0, 1.02], template="plotly_white",
-                      legend={"orientation": "h", "y": -0.25})
-    return {"ort_cache_hit_rate": _fig(fig)}
-
-
-# --- gc-retention -------------------------------------------------------------------------------
-
-def _variant_color(variant: str, order: list[str]) -> str:
-    i = order.index(variant) if variant in order else len(order) + sum(map(ord, variant))
-    return _COLORS[i % len(_COLORS)]
-
-
-def _engine_group(row) -> dict:
-    """Legend group per engine, titled with its provenance, so trace names can stay short."""
-    version = str(row.get("browser_version") or "")
-    if row.get("browser") == "chromium":
-        version = version.split(".")[0]
-    title = f"{row['browser']} {version}<br>{row.get('adapter') or 'no adapter'} · {row.get('webgpu')} WebGPU"
-    return {"legendgroup": F.provenance(row), "legendgrouptitle": {"text": title}}
-
-
-_LEGEND_RIGHT = {"legend": {"orientation": "v", "x": 1.02, "y": 1, "font": {"size": 10}, "groupclick": "toggleitem",
-                            "traceorder": "grouped"}}
-
-
-def gc_retention_charts(tables, numbers: dict) -> dict[str, dict]:
-    """``gc_retention_live`` (live wrappers, log y, beside the field report's figures) and
-    ``gc_retention_modeled`` (modeled native MB under emulation, with the 2,048 MB kill line)."""
-    from harness.stats.workloads.gc_retention import VARIANT_ORDER
-
-    s, st = tables.summary, tables.steps
-    cells = s[s["cell"].isin(numbers["cells"])]
-    field = numbers["field"]
-    live_fig, mem_fig = go.Figure(), go.Figure()
-    for _, row in cells.iterrows():
-        c = st[st["cell"] == row["cell"]].sort_values("step") if len(st) else st
-        if not len(c):
-            continue
-        name = f"{row['variant']} r{row['repetition']}"
-        meta = {"cell": row["cell"], "variant": row["variant"], "browser": row["browser"],
-                "provenance": F.provenance(row)}
-        color = _variant_color(row["variant"], VARIANT_ORDER)
-        live_fig.add_trace(go.Scatter(x=c["step"].tolist(), y=c["bind_groups_live"].clip(lower=1).tolist(), mode="lines",
-                                      name=name, line={"dash": "dot" if row["webgpu"] == "real" else "solid", "color": color},
-                                      meta=meta, **_engine_group(row)))
-        if row["webgpu"] == "emulated" and c["modeled_native_bytes"].notna().any():
-            mem_fig.add_trace(go.Scatter(x=c["step"].tolist(), y=(c["modeled_native_bytes"] / 10**6).round(2).tolist(),
-                                         mode="lines", name=name, line={"color": color}, meta=meta, **_engine_group(row)))
-    lo, hi = field["live_with_forced_gc"]
-    x_max = int(st[st["cell"].isin(numbers["cells"])]["step"].max()) if len(st) and len(live_fig.data) else 1
-    ref = {"legendgroup": "field-report", "legendgrouptitle": {"text": "onnxruntime #33750, Safari<br>(reported, not "
-                                                                      "measured here)"},
-           "mode": "lines", "hoverinfo": "name"}
-    live_fig.add_trace(go.Scatter(x=[0, x_max], y=[hi, hi], line={"width": 0}, showlegend=False, **ref))
-    live_fig.add_trace(go.Scatter(x=[0, x_max], y=[lo, lo], line={"width": 0}, fill="tonexty",
-                                  fillcolor="rgba(44,160,44,0.15)",
-                                  name=f"forced GC every {field['forced_gc_every']} tokens: {lo:,}–{hi:,}", **ref))
-    live_fig.add_trace(go.Scatter(x=[0, x_max], y=[field["live_at_kill"]] * 2, line={"dash": "dash", "color": "red"},
-                                  name=f"no workaround: ~{field['live_at_kill']:,} at the iOS kill", **ref))
-    live_fig.update_layout(title="gc-retention: live GPUBindGroup wrappers per token (log scale; 0 drawn as 1), beside "
-                                 "the field report", xaxis_title="token", yaxis_title="live bind groups", yaxis_type="log",
-                           template="plotly_white", **_LEGEND_RIGHT)
-    charts = {"gc_retention_live": _fig(live_fig)}
-    if mem_fig.data:
-        mem_fig.add_hline(y=field["kill_mb"], line_dash="dash", line_color="red",
-                          annotation_text="2,048 MB: iOS killed the page (reported, not measured here)",
-                          annotation_position="top left")
-        mem_fig.update_layout(title="gc-retention: modeled native memory of live bind groups (emulated WebGPU, a model)",
-                              xaxis_title="token", yaxis_title="MB (modeled)", template="plotly_white", **_LEGEND_RIGHT)
-        charts["gc_retention_modeled"] = _fig(mem_fig)
-    return charts
+    out = {}
+    for i, setting in enumerate(numbers["settings"]):
+        variants = setting["variants"]
+        for view in setting["views"]:
+            panels = [p for p in view["panels"] if p["traces"]]
+            missing = [p["engine"] for p in view["panels"] if not p["traces"]]
+            fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.03,
+                                subplot_titles=[p["engine"] for p in panels])
+            shown: set[str] = set()
+            scale = 2**20 if view["unit"] == "bytes" else 1
+            for col, p in enumerate(panels, start=1):
+                for tr in p["traces"]:
+                    row = names.rows.get(tr["cell"], {"variant": tr["variant"], "repetition": tr["repetition"]})
+                    v = tr["variant"]
+                    color = COLORS[variants.index(v) % len(COLORS)]
+                    x, y = R.series(tr["x"], [val / scale for val in tr["y"]], R.PANEL_POINTS)
+                    y = [round(val, 3) for val in y] if scale != 1 else y
+                    fig.add_trace(go.Scatter(
+                        x=x, y=y, mode="lines+markers" if len(x) <= 60 else "lines", marker={"size": 4}, name=v, legendgroup=v, showlegend=v not in shown,
+                        line={"color": color, "width": 1.5, "dash": "solid" if tr["repetition"] in (0, None) else "dot"},
+                        hovertemplate=(f"<b>{v} · {p['engine']}</b> r{tr['repetition']}<br>{p['provenance']}<br>"
+                                       f"token %{{x}}: %{{y}} {'MiB' if scale != 1 else view['unit']}<extra></extra>"),
+                        meta={"cell": tr["cell"], "variant": v, "engine": p["engine"], "provenance": p["provenance"],
+                              "short": names.of(row) if "cell" in row else v}), row=1, col=col)
+                    shown.add(v)
+            fig.update_xaxes(title_text="token", matches="x")
+            fig.update_yaxes(title_text="MiB" if scale != 1 else view["unit"], col=1)
+            title = view["title"] + (f" — {setting['setting']}" if len(numbers["settings"]) > 1 else "")
+            if missing:
+                title += f" · not measured in {', '.join(missing)}"
+            fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, height=360, **_LAYOUT)
+            cid = "live_bind_groups" if view["id"] == "live_bind_groups" else f"engines_{view['id']}"
+            out[cid + (f"_{i}" if i else "")] = fig_dict(fig)
+    return out

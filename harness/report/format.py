@@ -3,7 +3,7 @@ people — in report.html, compare.html, summary.md, budget messages and the con
 
 Rules: ``—`` for a missing value (None or NaN); byte quantities in binary units (KiB, MiB, GiB,
 3 significant digits, the rest of the unit kept: ``MiB/token``); other numbers to 4
-significant digits, with thousands separators from 100,000 up.
+significant digits, whole numbers with thousands separators from 1,000 up (10,000 up for fractions).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def number(v: Any, digits: int = 4) -> str:
     f = float(v)
     if not math.isfinite(f):
         return MISSING
-    if abs(f) >= 1e5 or (f == int(f) and abs(f) >= 1000):
+    if abs(f) >= 1e4 or (f == int(f) and abs(f) >= 1000):  # 4 significant digits would need an exponent
         return f"{f:,.0f}"
     return f"{f:.{digits}g}"
 
@@ -46,7 +46,8 @@ def value(v: Any, unit: str = "") -> str:
     if "bytes" in unit and abs(float(v)) >= 1024:
         for div, name in _BINARY:
             if abs(float(v)) >= div:
-                return f"{float(v) / div:.3g} {name}{unit.replace('bytes', '')}"
+                x = float(v) / div
+                return f"{x:.3g} {name}{unit.replace('bytes', '')}" if abs(x) < 1000 else f"{x:,.0f} {name}{unit.replace('bytes', '')}"
     return number(v)
 
 
@@ -141,6 +142,16 @@ def mean_interval(t: Any, unit: str = "") -> str:
     if missing(lo):
         return f"{number(m)}{unit} (n={n})"
     return f"{number(m)}{unit} [{number(lo)}, {number(hi)}] (n={n})"
+
+
+def profile(v: Any) -> str:
+    """A cell's profile: the name, or ``default`` for a workload without profiles (never ``nan``)."""
+    return "default" if missing(v) or str(v) == "" else str(v)
+
+
+def text(v: Any) -> str:
+    """A text column's value: :data:`MISSING` for None/NaN (never ``nan`` or ``None``)."""
+    return MISSING if missing(v) else str(v)
 
 
 def share(part: Any, total: Any) -> str:

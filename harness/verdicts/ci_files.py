@@ -10,7 +10,8 @@ Files (in a run folder, or a ``compare`` folder):
 ``differences.csv``  one row per variant pair (or run pair) × metric: :data:`DIFF_COLUMNS`
 ``junit.xml``        ``<testsuites><testsuite name="webgpu-harness budgets">``, a ``<testcase>``
                      per budget named by the budget; ``<failure>`` / ``<skipped>`` as they went
-``summary.md``       headline metrics with CIs, significant differences, budget verdicts
+``summary.md``       the findings (harness/stats/findings.py) with budget badges, then headline
+                     metrics with CIs, significant differences, budget verdicts
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from harness import stats as S
 from harness.report import format as F
+from harness.stats.finding import Finding, quantity
 from harness.verdicts.budgets import BudgetResult
 
 STATS_COLUMNS = ["group", "machine", "browser", "workload", "variant", "profile", "metric", "unit", "kind",
@@ -96,14 +98,37 @@ def junit_xml(results: list[BudgetResult], path: Path, suite: str = "webgpu-harn
     return Path(path)
 
 
+def findings_markdown(findings: list[Finding], budgets: list[BudgetResult]) -> list[str]:
+    """Lines of summary.md's "Findings": budget badges, then per scope one bullet per finding
+    (numbers in bold, value [95% CI]), the same sentences as the report's first section."""
+    out = ["### Findings", ""]
+    if budgets:
+        icon = {"passed": "✅ pass", "failed": "❌ fail", "skipped": "⏭️ skip"}
+        out += ["Budgets: " + " · ".join(f"{icon[b.status]} `{b.budget.name}`" for b in budgets), ""]
+    scope = None
+    for f in findings:
+        if f.scope != scope:
+            scope = f.scope
+            out += ["", f"**{scope}**", ""]
+        flags = "".join(f" ⚑ _{fl}_" for fl in f.flags)
+        out.append(f"- {f.text(lambda n: '**' + quantity(n) + '**')}{flags}".replace("|", "/"))
+    if not findings:
+        out.append("No findings: no cell produced statistics.")
+    return out + [""]
+
+
 def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budgets: list[BudgetResult],
-             notes: list[str] | None = None, metrics: list[str] | None = None) -> str:
-    """Markdown summary: notes, a table of headline metrics per group (value [95% CI]), the
-    differences (significant ones, and every ``ms_per_token`` one), budget verdicts."""
+             notes: list[str] | None = None, metrics: list[str] | None = None,
+             findings: list[Finding] | None = None) -> str:
+    """Markdown summary: notes, the findings (when given), a table of headline metrics per
+    group (value [95% CI]), the differences (significant ones, and every ``ms_per_token`` one),
+    budget verdicts."""
     out = [f"## {title}", ""]
     out += [f"- {n}" for n in notes or []]
     if notes:
         out.append("")
+    if findings is not None:
+        out += findings_markdown(findings, budgets)
     if budgets:
         fails = [b for b in budgets if b.status == "failed"]
         out += [f"### Budgets: {len(budgets) - len(fails)} of {len(budgets)} passed"

@@ -29,6 +29,9 @@ RECORDINGS = {
     "webkit-decode-loop": ["-b", "webkit", "-w", "decode-loop", "-p", "tiny", "-n", "16", "--memory-budget", "2GB"],
     # WebKitGTK: gc-retention allocation patterns (collections and the field report beside them)
     "webkit-gc-retention": ["-b", "webkit", "-w", "gc-retention", "-v", "minimal,js-churn,force-gc", "-n", "24"],
+    # Chromium and WebKitGTK in one run (the engines side by side), memory sampled every 50 ms
+    "mixed-decode-loop": ["-b", "chromium,webkit", "-w", "decode-loop", "-p", "tiny", "-n", "32", "--repeat", "2",
+                          "--memory-interval-ms", "50"],
     # Chromium: dispatch-overhead methods, fresh and reused bind groups, 3 rounds of N = 64
     "chromium-dispatch-overhead": ["-b", "chromium", "-w", "dispatch-overhead", "-n", "3", "--param", "n=64"],
 }

@@ -119,7 +119,7 @@ def test_report_has_budget_results_ci_bands_and_manifest_panel(budget_run):
     assert {"repetitions", "estimate"} <= kinds
     est = next(m for m in bands if m["band"] == "estimate" and m["group"].endswith("fresh@tiny"))
     assert est["ci_low"] <= est["value"] <= est["ci_high"]
-    assert {"bind_groups_per_token", "live_bind_groups", "memory", "ms_per_token"} <= set(charts)
+    assert {"bind_groups_per_token", "live_bind_groups", "ms_per_token"} <= set(charts)
     assert "<svg" in section[section.index("Variant differences"):]      # CI plot per difference row
     assert "<script src=" not in html            # still one offline file
 

@@ -80,10 +80,11 @@ def test_webkit_process_memory_is_sampled(mixed_run):
 def test_one_report_holds_both_engines(mixed_run):
     html = (mixed_run.dir / "report.html").read_text()
     data = json.loads(re.search(r'id="chart-data">(.*?)</script>', html, re.S).group(1).replace("<\\/", "</"))
-    names = " ".join(t["name"] for t in data["live_bind_groups"]["data"])
-    assert "chromium" in names and "webkit" in names
-    assert "emulated WebGPU (modeled native memory)" in names
-    assert "real WebGPU" in names
+    traces = data["live_bind_groups"]["data"]            # one panel per engine, provenance on hover
+    assert {t["meta"]["engine"].split(" ")[0] for t in traces} == {"chromium", "webkit"}
+    provenance = " ".join(t["meta"]["provenance"] for t in traces)
+    assert "emulated WebGPU (modeled native memory)" in provenance
+    assert "real WebGPU" in provenance
 
 
 def test_webkit_without_emulation_is_skipped(tmp_path):

@@ -1,0 +1,29 @@
+"""``webgpu-harness index [ROOT]``: rebuild ROOT/index.html, the list of every run folder under
+ROOT/runs/ and comparison under ROOT/compare/ with headline numbers and trends across runs
+(harness/report/index.py); without ROOT, the index of the default places (a clone's
+reports/index.html). ``run``, ``merge``, ``report``, ``native`` and ``compare`` rebuild it
+themselves. Exit 2 when ROOT is not a folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from harness.cli.common import bad_input, say
+
+
+def index(
+    root: Optional[Path] = typer.Argument(None, help="Reports root holding runs/ (and compare/). Default: where runs go (a clone's reports/)."),
+):
+    """Rebuild the run index (index.html): every run with its headline numbers, and trends across runs."""
+    from harness.pipeline import chart_bundle
+    from harness.plan import PlanError
+    from harness.report import index as I
+
+    with bad_input():
+        if root is not None and not root.is_dir():
+            raise PlanError(f"{root} is not a folder (give a reports root holding runs/, e.g. reports)")
+    runs, comps, out = I.for_root(root) if root is not None else I.default_target()
+    say(f"index: {I.write(out, runs, comps, chart_bundle())}")

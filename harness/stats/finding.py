@@ -1,0 +1,214 @@
+"""The parts findings are made of (harness/stats/findings.py): :class:`Number` (a value with
+its 95% CI and where ``stats.json`` holds it), :class:`Finding` (one sentence), how a number is
+written (:func:`quantity`), and the helpers that pick a run's configurations, scopes and caveats.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from harness.report import format as F
+from harness.stats.run import Difference, Estimate, GroupStats, RunStats, clean
+from harness.stats.workloads.dispatch_overhead import adapter_class
+
+#: Workloads whose steps are not generated tokens (dispatch-overhead: one step per method run).
+NOT_TOKENS = ("dispatch-overhead",)
+#: Unfused → fused variant pairs of decode-loop (harness/stats/workloads/dispatch_overhead.py).
+FUSION_PAIRS = (("fresh", "fused"), ("reuse", "fused-reuse"))
+#: Process types by role (memory.csv ``process_type``): the process that hosts the page and its
+#: worker, and the process that talks to the GPU driver (Chromium ``--type=gpu-process``,
+#: WebKitGTK ``WebKitGPUProcess``, Safari ``com.apple.WebKit.GPU``; harness/drive/processes.py).
+PROCESS_ROLES = {"content": ("renderer", "WebKitWebProcess", "WebContent"),
+                 "gpu": ("gpu-process", "WebKitGPUProcess", "GPU")}
+#: The onnxruntime field report's iOS kill (references.md: microsoft/onnxruntime #33750), the
+#: budget a projection uses when the run had no ``--memory-budget``.
+FIELD_KILL_BYTES = 2_048 * 10**6
+
+
+@dataclass
+class Number:
+    """A number of a finding: ``value`` in ``unit`` (``relative``: a fraction, b/a − 1) with its
+    95% CI (``None``: no interval, e.g. one repetition), ``n_reps`` repetitions behind it, and
+    ``ref``: where ``stats.json`` holds the same value — ``{"group", "metric"}`` (an estimate,
+    ``value``), ``{"a", "b", "metric", "field"}`` (a difference's ``diff`` or ``rel``),
+    ``{"workload", "cell", ...}`` (a workload section's numbers) or ``{"cell", "column"}``
+    (summary.csv)."""
+
+    value: float | None
+    unit: str = ""
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n_reps: int | None = None
+    ci_method: str = ""
+    ref: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, e: Estimate, group: str) -> "Number":
+        """The headline value of an estimate of group ``group`` (its label)."""
+        return cls(e.value, e.unit, e.ci_low, e.ci_high, e.n_reps, e.ci_method, {"group": group, "metric": e.metric})
+
+    @classmethod
+    def rel(cls, d: Difference) -> "Number":
+        """A difference's relative value b/a − 1 (a fraction) with its CI."""
+        return cls(d.rel, "relative", d.rel_low, d.rel_high, None, d.ci_method,
+                   {"a": d.a, "b": d.b, "metric": d.metric, "field": "rel"})
+
+    @classmethod
+    def diff(cls, d: Difference) -> "Number":
+        """A difference b − a in the metric's unit with its CI."""
+        return cls(d.diff, d.unit, d.diff_low, d.diff_high, None, d.ci_method,
+                   {"a": d.a, "b": d.b, "metric": d.metric, "field": "diff"})
+
+    @property
+    def excludes_zero(self) -> bool | None:
+        """Whether the CI excludes 0 (None without an interval)."""
+        if self.ci_low is None or self.ci_high is None or self.ci_method == "exact":
+            return None if self.ci_method != "exact" else bool(self.value != 0)
+        return bool(self.ci_low > 0 or self.ci_high < 0)  # a Python bool, also for numpy bounds
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict."""
+        return {k: clean(v) for k, v in asdict(self).items()}
+
+
+@dataclass
+class Finding:
+    """One sentence: ``parts`` are plain text and :class:`Number` in reading order; ``scope``
+    says what was measured (browser + version · adapter · real/emulated WebGPU — workload);
+    ``flags`` are caveats shown with it (CPU adapter, emulated WebGPU, environment differs)."""
+
+    kind: str
+    scope: str
+    parts: list
+    flags: list[str] = field(default_factory=list)
+
+    @property
+    def numbers(self) -> list[Number]:
+        """The numbers of the sentence, in order."""
+        return [p for p in self.parts if isinstance(p, Number)]
+
+    def text(self, fmt: Callable[[Number], str] | None = None) -> str:
+        """The sentence as plain text, numbers written by ``fmt`` (default :func:`quantity`)."""
+        fmt = fmt or quantity
+        return "".join(fmt(p) if isinstance(p, Number) else str(p) for p in self.parts)
+
+    def to_dict(self) -> dict:
+        """``stats.json`` → ``findings[]``: kind, scope, flags, the plain ``text`` and ``numbers``."""
+        return {"kind": self.kind, "scope": self.scope, "flags": self.flags, "text": self.text(),
+                "numbers": [n.to_dict() for n in self.numbers]}
+
+
+def quantity(n: Number) -> str:
+    """How a finding's number is written: ``42``, ``6.14 [-0.5, 16.2]``, ``12.3 KiB/token [...]``,
+    ``-100%``, ``+7.4% [-10.7%, +22.8%]``; ``(n=1, no interval)`` when one repetition gave none."""
+    if n.unit == "relative":
+        if n.value is None:
+            return F.MISSING
+        ci = ("" if n.ci_low is None or n.ci_method == "exact" or n.ci_low == n.ci_high
+              else f" [{n.ci_low * 100:+.1f}%, {n.ci_high * 100:+.1f}%]")
+        return f"{n.value * 100:+.1f}%{ci}"
+    point = n.ci_low is not None and n.ci_low == n.ci_high  # every resample/slope equal: no spread to show
+    text = F.estimate({"value": n.value, "unit": n.unit, "ci_low": n.ci_low, "ci_high": n.ci_high,
+                       "ci_method": "exact" if point else n.ci_method})
+    if n.unit in ("ms", "µs"):
+        text += f" {n.unit}"
+    if n.ci_low is None and n.n_reps == 1 and n.ci_method in ("", "none", "t"):
+        text += " (n=1, no interval)"
+    return text
+
+
+@dataclass
+class Inputs:
+    """What a finding function reads: ``tables`` (harness.tables.Tables), ``run``
+    (:class:`RunStats`), ``workloads`` (section id → numbers, harness/stats/workloads/)."""
+
+    tables: Any
+    run: RunStats
+    workloads: dict = field(default_factory=dict)
+
+    def scope(self, g: GroupStats) -> str:
+        """:func:`scope` of ``g``, naming the parameters that differ between this run's groups
+        of the same workload (every parameter is in manifest.json; most are the defaults)."""
+        return scope(g, varying_params(self.run, g.key.workload))
+
+
+def varying_params(run: RunStats, workload: str) -> set[str]:
+    """Parameter names whose values differ between the groups of ``workload`` in ``run``."""
+    seen: dict[str, set[str]] = {}
+    for k in run.groups:
+        if k.workload == workload:
+            for p, v in json.loads(k.params or "{}").items():
+                seen.setdefault(p, set()).add(json.dumps(v, sort_keys=True))
+    return {p for p, vs in seen.items() if len(vs) > 1}
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+
+
+def env_row(g: GroupStats) -> dict:
+    """A provenance row of a group (browser, version, adapter, webgpu, machine) for
+    :func:`harness.report.format.provenance`."""
+    first = {k: (v[0] if v else "") for k, v in g.env.items()}
+    return {"browser": g.key.browser, "browser_version": first.get("browser_version", ""),
+            "adapter": first.get("adapter", ""), "webgpu": first.get("webgpu", ""), "machine": g.key.machine}
+
+
+def scope(g: GroupStats, show_params: set[str] | None = None) -> str:
+    """``chromium 156 · google swiftshader · real WebGPU — decode-loop@tiny`` (and the
+    parameters named in ``show_params``)."""
+    k = g.key
+    params = {p: v for p, v in json.loads(k.params or "{}").items() if p in (show_params or set())}
+    extra = " " + ", ".join(f"{p}={v}" for p, v in params.items()) if params else ""
+    profile = f"@{k.profile}" if k.profile not in ("", "default") else ""
+    return f"{F.provenance(env_row(g))} — {k.workload}{profile}{extra}"
+
+
+def time_flags(g: GroupStats) -> list[str]:
+    """Caveats of a time measured in ``g``: a CPU adapter's times are not GPU times; emulated
+    WebGPU runs no shaders."""
+    row = env_row(g)
+    if row["webgpu"] == "emulated":
+        return ["emulated WebGPU: no shader runs, times are not comparable with a GPU's"]
+    cls = adapter_class(row, None)
+    return [f"{row['adapter']}: {cls}"] if cls.startswith("CPU adapter") else []
+
+
+def families(run: RunStats) -> list[list[GroupStats]]:
+    """Groups with ok cells, by family (everything but the variant), in plan order."""
+    out: dict[tuple, list[GroupStats]] = {}
+    for key, g in run.groups.items():
+        if g.cells and key.workload not in NOT_TOKENS:
+            out.setdefault(key.family, []).append(g)
+    return list(out.values())
+
+
+def find_difference(run: RunStats, a: GroupStats, b: GroupStats, metric: str) -> Difference | None:
+    """The difference b − a of ``metric`` computed by the statistics (either order), or None."""
+    for d in run.differences:
+        if d.metric == metric and d.a == a.key.label and d.b == b.key.label:
+            return d
+    return None
+
+
+def _not_significant(n: Number) -> list:
+    return [" (CI includes 0)"] if n.excludes_zero is False and n.ci_method != "exact" else []
+
+
+def per_variant(run: RunStats, fam: list[GroupStats], metric: str, relative: bool = True,
+                mark_zero: bool = False) -> list:
+    """Parts ``fresh 42; reuse 0 (-100% vs fresh)``: each variant's estimate of ``metric``, the
+    first as reference for the relative differences the statistics computed."""
+    parts: list = []
+    have = [g for g in fam if metric in g.metrics]
+    for i, g in enumerate(have):
+        n = Number.of(g.metrics[metric], g.key.label)
+        parts += ([] if i == 0 else ["; "]) + [f"{g.key.variant} ", n]
+        if mark_zero:
+            parts += _not_significant(n)
+        d = find_difference(run, have[0], g, metric) if i and relative else None
+        if d is not None and d.rel is not None and not (d.rel == 0 and d.ci_method == "exact"):
+            parts += [" (", Number.rel(d), f" vs {have[0].key.variant})"]
+    return parts
