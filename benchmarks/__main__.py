@@ -1,13 +1,13 @@
 """Run every benchmark and print its ratios.
 
-Usage: python -m benchmarks [probe-overhead] [harness-rss] [bind-group-cache] [report-size]"""
+Usage: python -m benchmarks [probe-overhead] [harness-rss] [bind-group-cache] [report-size] [soak]"""
 
 import sys
 
-from benchmarks import bind_group_cache, harness_rss, probe_overhead, report_size
+from benchmarks import bind_group_cache, harness_rss, probe_overhead, report_size, soak
 
 ALL = {"probe-overhead": probe_overhead.main, "harness-rss": harness_rss.main,
-       "bind-group-cache": bind_group_cache.main, "report-size": report_size.main}
+       "bind-group-cache": bind_group_cache.main, "report-size": report_size.main, "soak": soak.main}
 
 names = sys.argv[1:] or list(ALL)
 for name in names:

@@ -135,9 +135,12 @@ class UserModel:
         return f"/user-model/{self.key}/{self.path.name}"
 
     @property
-    def root(self) -> tuple[str, Path]:
-        """(URL prefix, folder) for the server."""
-        return f"user-model/{self.key}", self.path.parent
+    def files(self) -> dict[str, Path]:
+        """URL path (no leading slash) → file, for the server: the model and the external data
+        files it names, nothing else of its folder."""
+        out = {f"user-model/{self.key}/{self.path.name}": self.path}
+        out.update({f"user-model/{self.key}/{name}": self.path.parent / name for name in self.external})
+        return out
 
     def external_data_param(self) -> list[dict]:
         return [{"path": name, "url": f"/user-model/{self.key}/{name}"} for name in self.external]
@@ -154,6 +157,8 @@ def user_model(path: str | Path, decoder: bool = True) -> UserModel:
     import onnx
 
     p = Path(path).expanduser().resolve()
+    if p.is_dir():
+        raise EngineError(f"--model {path} is a folder; give the .onnx file (its external data files are found beside it)")
     if not p.is_file():
         raise EngineError(f"--model {path}: no such file")
     try:
@@ -176,7 +181,10 @@ def user_model(path: str | Path, decoder: bool = True) -> UserModel:
             if loc and loc not in external:
                 external.append(loc)
     for loc in external:
-        if not (p.parent / loc).is_file():
+        target = (p.parent / loc).resolve()
+        if target.parent != p.parent:
+            raise EngineError(f"--model {path}: external data location {loc!r} is not a file beside the model")
+        if not target.is_file():
             raise EngineError(f"--model {path}: external data file {loc} is missing (expected beside the model)")
     key = hashlib.sha256(str(p).encode()).hexdigest()[:12]
     return UserModel(p, key, external, inputs, outputs)

@@ -12,6 +12,7 @@ little over 400 lines: every option's validation is here on purpose, in one plac
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,8 +272,7 @@ def engine_params(wls: list[Workload], profiles: dict[str, str | None], params: 
         mine.setdefault("ortVersion", ort.version)
         mine.setdefault("ortSource", f"{ort.source}: {ort.dist}")
         if um is not None:
-            prefix, folder = um.root
-            extra_roots[prefix] = folder
+            extra_roots.update(um.files)  # the model and its external data only, not its folder
             mine.update(model=um.url, externalData=um.external_data_param())
             profiles[name] = "model-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in um.path.stem)
     return extra_roots
@@ -319,6 +319,8 @@ def check_new_run_dir(path: Path, option: str = "--output") -> Path:
         if p.exists() and not p.is_dir():
             raise PlanError(f"{option} {path}: {p} is a file; give a folder")
         if p.exists():
+            if not os.access(p, os.W_OK | os.X_OK):
+                raise PlanError(f"{option} {path}: cannot write in {p} (permission denied); give another folder")
             break
     if (path / "samples.jsonl").exists() or (path / "manifest.json").exists():
         raise PlanError(f"{path} already holds a run; choose another {option}")
@@ -378,7 +380,8 @@ class RunPlan:
     headed: bool = False
     browser_path: str | None = None
     browser_args: list[str] = field(default_factory=list)
-    #: extra folders the server serves: URL prefix → folder (e.g. a --model's folder)
+    #: extra paths the server serves: URL prefix → folder, or URL path → single file (a --model
+    #: and its external data files)
     extra_roots: dict[str, Path] = field(default_factory=dict)
     without_browser_args: list[str] = field(default_factory=list)
     memory_interval_s: float = DEFAULT_MEMORY_INTERVAL_S

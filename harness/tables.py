@@ -105,7 +105,8 @@ def build(run_dir: Path) -> Tables:
             env[keys["cell"]] = s
         elif kind == "done":
             results[keys["cell"]] = s.get("result") or {}
-        if kind in ("error", "skip", "log", "cell_status", "device_lost", "uncaptured_error"):
+        if kind in ("error", "skip", "log", "cell_status", "device_lost", "uncaptured_error", "refused", "gap",
+                    "process_exit"):
             detail = s.get("stack") or (s.get("reason") if kind == "cell_status" else "")
             if kind in ("device_lost", "uncaptured_error"):
                 detail = f"step {s.get('step')}: " + (s.get("reason") or s.get("error_type") or "")

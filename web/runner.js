@@ -22,9 +22,13 @@ import { SampleSink } from './probes/sink.js';
 
 const params = new URL(location.href).searchParams;
 const cell = params.get('cell');
+// the run's token (harness/serve/access.py): every API call carries it; the worker gets it too
+const token = params.get('token');
+const auth = token ? { 'x-harness-token': token } : {};
 document.getElementById('cell').textContent = cell;
 const status = document.getElementById('status');
-const sink = new SampleSink(cell);
+const sink = new SampleSink(cell, { token, prefix: 'p' });
+let over = false; // the cell ended: no more page samples
 const storageKey = `webgpu-harness:page:${cell}`;
 
 /** {loads, state} stored by the previous load of this cell's page in this tab, or null. */
@@ -42,13 +46,14 @@ function store(value) {
 }
 
 function cellUrl() {
-  return `/web/runner.html?cell=${encodeURIComponent(cell)}`;
+  return `/web/runner.html?cell=${encodeURIComponent(cell)}${token ? `&token=${encodeURIComponent(token)}` : ''}`;
 }
 
 /** A message from the workload's bootstrap: {status} when the cell is over, {navigate, state}. */
 function onControl(data) {
   if (data?.status) {
     status.textContent = data.status; // done / skipped / failed: this cell is over
+    over = true;
     store(null);
     return;
   }
@@ -63,7 +68,7 @@ function onControl(data) {
 }
 
 async function cellConfig() {
-  const res = await fetch(`/api/cells/${encodeURIComponent(cell)}`);
+  const res = await fetch(`/api/cells/${encodeURIComponent(cell)}`, { headers: auth });
   if (!res.ok) throw new Error(`GET /api/cells/${cell}: HTTP ${res.status}`);
   return res.json();
 }
@@ -94,7 +99,8 @@ async function start() {
     boot.start(page);
     return;
   }
-  const q = `cell=${encodeURIComponent(cell)}&page=${encodeURIComponent(JSON.stringify(page))}`;
+  const q = `cell=${encodeURIComponent(cell)}${token ? `&token=${encodeURIComponent(token)}` : ''}`
+    + `&page=${encodeURIComponent(JSON.stringify(page))}`;
   const worker = new Worker(`/web/worker.js?${q}`, { type: 'module' });
   worker.addEventListener('error', (e) => {
     sink.post({ kind: 'error', message: `worker error: ${e.message || 'failed to load the worker script'}`, stack: `${e.filename || ''}:${e.lineno || ''}` });
@@ -111,9 +117,10 @@ start().catch((err) => {
 const intervalMs = Number(params.get('uasm_ms') ?? 2000);
 async function measureLoop() {
   if (typeof performance.measureUserAgentSpecificMemory !== 'function' || intervalMs <= 0) return;
-  for (;;) {
+  while (!over) {
     try {
       const m = await performance.measureUserAgentSpecificMemory();
+      if (over) return;
       sink.post({
         kind: 'uasm',
         bytes: m.bytes,

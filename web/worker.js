@@ -1,6 +1,8 @@
 // Worker bootstrap: probes first, then the workload.
 //
-// Started by runner.html as `new Worker('/web/worker.js?cell=<id>&page=<json>', {type: 'module'})`.
+// Started by runner.html as `new Worker('/web/worker.js?cell=<id>&token=<t>&page=<json>', {type: 'module'})`;
+// `token` is the run's token from the runner page's URL (harness/serve/access.py): the config
+// read and every sample post carry it.
 // Static imports are evaluated before this module's body, so the probes are in place before
 // the workload (or anything it loads, such as onnxruntime-web) is imported.
 //
@@ -17,7 +19,8 @@ import { installProbes, SampleSink, StepProbe } from './probes/index.js';
 
 const url = new URL(self.location.href);
 const cell = url.searchParams.get('cell');
-const sink = new SampleSink(cell);
+const token = url.searchParams.get('token');
+const sink = new SampleSink(cell, { token, prefix: 'w' });
 const isWorker = typeof WorkerGlobalScope !== 'undefined' && self instanceof WorkerGlobalScope;
 /** Status/control messages to the runner page: the Worker's port, or the page's own window. */
 const toPage = (msg) => (isWorker ? self.postMessage(msg) : self.postMessage(msg, self.location.origin));
@@ -58,7 +61,9 @@ function timerResolutionUs() {
 }
 
 async function main(page) {
-  const cfg = await (await fetch(`/api/cells/${encodeURIComponent(cell)}`)).json();
+  const res = await fetch(`/api/cells/${encodeURIComponent(cell)}`, { headers: token ? { 'x-harness-token': token } : {} });
+  if (!res.ok) throw new Error(`GET /api/cells/${cell}: HTTP ${res.status}`);
+  const cfg = await res.json();
   let webgpu = 'real';
   let emulation = null;
   const devices = [];
@@ -127,6 +132,8 @@ async function main(page) {
     adapter,
     probe: new StepProbe(sink, emulationStats, probes.installed.length > 0),
     log: (message) => sink.post({ kind: 'log', message: String(message) }),
+    // progress inside a long step or set-up: resets the harness's step timeout (a log does not)
+    heartbeat: (what = '') => sink.post({ kind: 'heartbeat', what: String(what).slice(0, 200) }),
     kernelUrl: (name) => `/workloads/kernels/${name}`,
     thread: isWorker ? 'worker' : 'main',
     page: {

@@ -52,6 +52,8 @@ def native(
         folder = RunFolder(run_dir, sys.argv, params, append=append)
     except FileExistsError:
         fail(f"{run_dir} already holds a run; pass --append to add native cells to it, or choose another --output")
+    except OSError as exc:  # under a file, no permission: one line, exit 2
+        fail(f"--output {run_dir}: {exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""))
     try:
         cells = run_cells(o, folder, adapter, progress=lambda m: console.print(m, highlight=False))
     finally:

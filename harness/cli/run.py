@@ -3,8 +3,10 @@
 Every option is validated into a :class:`harness.plan.RunPlan` before a browser starts
 (:func:`build_plan`); the cells run (harness/drive/runner.py) with a progress bar per cell
 counting the workload's own steps; the folder is analysed by harness/pipeline.py. Exit 0 when
-every cell is ok or skipped and every budget passes, 1 otherwise, 2 on bad input, 130 when
-interrupted (the report of what was received is still written).
+every cell is ok or skipped (not all of them: a run that measured nothing exits 1 unless
+``--allow-skipped``) and every budget passes, 1 otherwise (failed, device-lost, incomplete), 2
+on bad input, 130 when interrupted (the report of what was received is still written, even
+when interrupted twice).
 """
 
 from __future__ import annotations
@@ -26,14 +28,30 @@ from harness.workloads import served_roots
 
 
 def sigterm_as_interrupt() -> None:
-    """Let SIGTERM end a run like Ctrl-C does (cells marked, tables written)."""
+    """Let SIGTERM (and SIGHUP) end a run like Ctrl-C does (cells marked, tables written), and
+    make a second Ctrl-C/SIGTERM harmless: the first raises ``KeyboardInterrupt``; the second,
+    while the harness closes the browsers and writes the report of what it received, only says
+    so; a third raises again (the way out of a clean-up that hangs). Processes the harness
+    started are ended on any exit (harness/drive/reaper.py)."""
+    count = {"n": 0}
+
     def handler(signum, frame):
+        from harness.drive.base import defer_interrupt
+
+        count["n"] += 1
+        if count["n"] == 1 and defer_interrupt():  # inside a driver's event dispatch: raised right after
+            return
+        if count["n"] == 2:
+            err.print("interrupted again: still closing the browsers and writing the report of what was "
+                      "received; interrupt once more to stop now (no report)", highlight=False, markup=False)
+            return
         raise KeyboardInterrupt
 
-    try:
-        signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread (tests driving the CLI in-process)
-        pass
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            signal.signal(sig, handler)
+        except ValueError:  # not the main thread (tests driving the CLI in-process)
+            pass
 
 
 def build_plan(*, browser, workload, variant, profile, tokens, output, headed, browser_path, seed, param, repeat,
@@ -121,8 +139,9 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
     with ``sampler`` (``--auto-sample``) add rounds until it says stop. Returns the cells."""
     from harness.drive.runner import Runner
 
-    sigterm_as_interrupt()
     runner = Runner(plan, run_dir, argv=sys.argv)
+    if runner.reaped:
+        say(f"ended {len(runner.reaped)} process(es) a killed harness left running: {', '.join(runner.reaped)}")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as progress:
         overall = progress.add_task("cells", total=len(runner.cells))
@@ -132,7 +151,7 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
 
         def on(event, cell, info):
             name = cell_label(cell)
-            if event == "start":
+            if event == "start" and cell.cell not in tasks:  # a retried cell keeps its bar
                 # the workload's own steps (its manifest's "steps": e.g. rounds × methods, uploads)
                 total = workloads[cell.workload].expected_steps(cell.params, cell.tokens) if cell.workload in workloads else None
                 tasks[cell.cell] = progress.add_task(name, total=total or cell.tokens)
@@ -240,6 +259,7 @@ def run(
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh') or a .toml file of them (repeatable); exit 1 when one fails. Grammar: README, Budgets."),
     auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="Stop --auto-sample after this long: minutes (default 3), or e.g. 90s."),
+    allow_skipped: bool = typer.Option(False, "--allow-skipped", help="Exit 0 even when every cell was skipped (nothing measured); without it such a run exits 1."),
     webdriver_url: Optional[str] = typer.Option(None, "--webdriver-url", help="Drive browsers through this W3C WebDriver endpoint (Selenium Grid 4, Appium, a device farm, chromedriver, a safaridriver on another Mac) instead of launching them."),
     capabilities: Optional[List[Path]] = typer.Option(None, "--capabilities", help="--webdriver-url: a JSON file of W3C capabilities, one browser each (repeatable); \"webgpu-harness:label\" names its cells."),
     connect: Optional[str] = typer.Option(None, "--connect", help="Drive the browser of a Playwright server (ws://HOST:PORT/, `playwright run-server --unsafe`)."),
@@ -255,6 +275,7 @@ def run(
     require_measure_extra()
     from harness.verdicts import budgets as B
 
+    sigterm_as_interrupt()
     with bad_input():
         budgets = B.load(list(budget or []))
         sampler = auto_sampler(auto_sample, timeout)
@@ -274,21 +295,34 @@ def run(
     if plan.public_url and (warning := reach_plan.insecure_context_warning([plan.public_url])):
         err.print(f"warning: {warning}", highlight=False, markup=False)
     ensure_tls(plan)
+    cells, interrupted = [], False
     try:
         cells = execute(plan, run_dir, sampler)
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: the runner marked unfinished cells failed ("interrupted"); write the
         # tables and the report of what was received, then exit 130.
-        finish(run_dir, budgets, summary=False)
+        interrupted = True
+    if interrupted and not (run_dir / "manifest.json").exists():
+        err.print("interrupted before any cell started: nothing was recorded", highlight=False, markup=False)
+        raise typer.Exit(130)
+    try:
+        analysis = finish(run_dir, budgets, summary=not interrupted)
+    except KeyboardInterrupt:  # interrupted while writing the report: write it again, whole
+        interrupted = True
+        analysis = finish(run_dir, budgets, summary=False)
+    if interrupted:
         err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
         raise typer.Exit(130)
-    analysis = finish(run_dir, budgets)
-    failed = [c for c in cells if c.status not in ("ok", "skipped")]  # failed, device-lost
+    failed = [c for c in cells if c.status not in ("ok", "skipped")]  # failed, device-lost, incomplete
     if failed:
         err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed),
                   highlight=False, markup=False, emoji=False)
     if analysis.failed_budgets:
         err.print(f"{len(analysis.failed_budgets)} budget(s) failed: "
                   + "; ".join(r.budget.name for r in analysis.failed_budgets), highlight=False, markup=False)
-    if failed or analysis.failed_budgets:
+    nothing = bool(cells) and all(c.status == "skipped" for c in cells)
+    if nothing and not allow_skipped:
+        err.print(f"every cell ({len(cells)}) was skipped: nothing was measured (pass --allow-skipped "
+                  "when that is expected)", highlight=False, markup=False, emoji=False)
+    if failed or analysis.failed_budgets or (nothing and not allow_skipped):
         raise typer.Exit(1)

@@ -22,7 +22,7 @@ import typer
 
 from harness import plan as P
 from harness import reach as reach_plan
-from harness.cli.common import bad_input, fail, finish, require_measure_extra, runs_dir, say, timestamped
+from harness.cli.common import bad_input, err, fail, finish, require_measure_extra, runs_dir, say, timestamped
 from harness.cli.run import sigterm_as_interrupt
 from harness.serve import tls, urls
 from harness.workloads import served_roots
@@ -37,11 +37,11 @@ def certificates(host: str, public_url: str | None):
     return tls.ensure(tls.names_for(host, extra))
 
 
-def print_urls(bases: list[str], cells: list[str]) -> None:
-    """One line per base URL and cell (harness/serve/urls.py ``runner_url``)."""
+def print_urls(bases: list[str], cells: list[str], token: str | None = None) -> None:
+    """One line per base URL and cell (harness/serve/urls.py ``runner_url``, with the run's token)."""
     for base in bases:
         for cell in cells:
-            say(f"  {urls.runner_url(base, cell)}")
+            say(f"  {urls.runner_url(base, cell, token)}")
 
 
 def show_qr(url: str) -> None:
@@ -59,7 +59,7 @@ def show_qr(url: str) -> None:
 def settle_served_cells(runner) -> None:
     """Give each served cell whose worker reported done/skip/error its status (``device-lost``
     when the worker reported a lost device first, as in ``run``)."""
-    from harness.drive.runner import lost_or
+    from harness.drive.runner import finish_status, lost_or
 
     for cell in runner.cells:
         st = runner.store.cells[cell.cell]
@@ -68,6 +68,9 @@ def settle_served_cells(runner) -> None:
             cell.reason = st.reason if cell.status != "failed" else f"workload error: {st.reason}"
             if st.device_lost is not None and st.outcome != "skip":
                 cell.status, cell.reason = lost_or(st, "failed", cell.reason or "the workload finished")
+            if cell.status != "skipped":
+                cell.status, cell.reason = finish_status(st, cell.status, cell.reason)
+            runner.store.end(cell.cell, cell.status)
             runner.record_env(cell, st.env)
             runner.write_manifest()
             say(f"{cell.cell}: {cell.status} {cell.reason}")
@@ -79,7 +82,7 @@ def serve(
     profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Model profile."),
     tokens: int = typer.Option(64, "--tokens", "-n", help="Tokens per cell."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder for the samples."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (0.0.0.0: every interface, for a phone on the network)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only; 0.0.0.0: every interface, for a phone on the network, with a printed warning: every URL carries the run's token)."),
     port: Optional[int] = typer.Option(None, "--port", help="Port (default: --public-url's, else a free one)."),
     label: str = typer.Option("manual", "--label", help="Browser label recorded for these cells (e.g. iphone15)."),
     https: bool = typer.Option(False, "--https", help="Serve https (a phone needs it for WebGPU): a certificate made on first use and cached, or --cert/--key."),
@@ -93,6 +96,7 @@ def serve(
     """Serve the workloads for a browser you open yourself; samples are still recorded."""
     require_measure_extra()
     from harness.drive.runner import Runner, cell_config
+    from harness.serve import access
     from harness.serve.app import ServerThread, create_app, default_roots
 
     with bad_input():
@@ -110,9 +114,10 @@ def serve(
                      workload_params=params, extra_roots=extra_roots)
     runner = Runner(plan, run_dir, argv=sys.argv)
     for cell in runner.cells:
-        runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan))
+        runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan, runner.token))
     runner.write_manifest()
-    app = create_app(runner.store, {**default_roots(), **extra_roots})
+    app = create_app(runner.store, {**default_roots(), **extra_roots}, token=runner.token,
+                     hosts=access.allowed_hosts(host, [public_url] if public_url else []))
     try:
         certs = None
         if https and tls_files is None:
@@ -127,6 +132,9 @@ def serve(
         fail(f"cannot serve on {host}:{port}: {exc}")
     sigterm_as_interrupt()
     try:
+        warning = access.public_warning(host)
+        if warning:
+            err.print(warning, highlight=False, markup=False, soft_wrap=True)
         bases = [public_url.rstrip("/")] if public_url else (urls.reachable_bases(server.scheme, host, server.port)
                                                              or [server.url])
         for cell in runner.cells:
@@ -136,13 +144,13 @@ def serve(
         say(f"serving at {', '.join(bases)}  (bound to {host}:{server.port}; samples → {run_dir}/samples.jsonl)")
         if warning := reach_plan.insecure_context_warning(bases):
             say(f"warning: {warning}")
-        print_urls(bases, [c.cell for c in runner.cells])
+        print_urls(bases, [c.cell for c in runner.cells], runner.token)
         if certs is not None:
             say(f"certificate: {', '.join(certs.made) or 'cached'} in {certs.cert.parent} (names: {', '.join(certs.names)})")
             say(f"  on a phone, trust it once: open {bases[0]}{tls.CA_ROUTE}, install the profile, then Settings › "
                 "General › About › Certificate Trust Settings")
         if qr:
-            show_qr(urls.runner_url(bases[0], runner.cells[0].cell) if len(runner.cells) == 1 else urls.index_url(bases[0]))
+            show_qr(urls.runner_url(bases[0], runner.cells[0].cell, runner.token) if len(runner.cells) == 1 else urls.index_url(bases[0], runner.token))
         while True:
             time.sleep(1)
             settle_served_cells(runner)

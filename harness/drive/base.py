@@ -9,7 +9,37 @@ browser died. Drivers never know about tables or reports.
 from __future__ import annotations
 
 import abc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Iterator
+
+#: Ctrl-C/SIGTERM that arrived while a driver dispatched its events (see :func:`interrupts_deferred`).
+_INTERRUPT = {"depth": 0, "pending": False}
+
+
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """A block in which a Ctrl-C/SIGTERM (harness/cli/run.py's handler asks
+    :func:`defer_interrupt`) is held and raised as ``KeyboardInterrupt`` when the block ends:
+    Playwright dispatches event listeners inside its calls, and an interrupt raised in a
+    listener is printed as a traceback and lost."""
+    _INTERRUPT["depth"] += 1
+    try:
+        yield
+    finally:
+        _INTERRUPT["depth"] -= 1
+        if _INTERRUPT["depth"] == 0 and _INTERRUPT["pending"]:
+            _INTERRUPT["pending"] = False
+            raise KeyboardInterrupt
+
+
+def defer_interrupt() -> bool:
+    """Called by the signal handler: True (and the interrupt is held) inside
+    :func:`interrupts_deferred`, else False (raise it now)."""
+    if _INTERRUPT["depth"] > 0:
+        _INTERRUPT["pending"] = True
+        return True
+    return False
 
 
 class BrowserNotFound(RuntimeError):

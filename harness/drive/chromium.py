@@ -7,6 +7,7 @@ system Chromium (Debian package ``chromium``: ``/usr/bin/chromium``) via ``execu
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -39,6 +40,9 @@ class ChromiumDriver(BrowserDriver):
         if browser_path:
             if not Path(browser_path).exists():
                 raise BrowserNotFound(f"--browser-path {browser_path} does not exist; {INSTALL_HINT}")
+            if Path(browser_path).is_dir() or not os.access(browser_path, os.X_OK):
+                raise BrowserNotFound(f"--browser-path {browser_path} is not an executable file (give the browser "
+                                      "program itself, e.g. /usr/bin/chromium)")
             return Located(self.name, browser_path, "playwright")
         try:
             import playwright  # noqa: F401

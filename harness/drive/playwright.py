@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 
 from harness.drive import processes
-from harness.drive.base import BrowserSession, Located, ProcessInfo
+from harness.drive.base import BrowserSession, Located, ProcessInfo, interrupts_deferred
+from harness.drive.reaper import REAPER
 
 
 class PlaywrightSession(BrowserSession):
@@ -35,8 +36,13 @@ class PlaywrightSession(BrowserSession):
             else:
                 where = {"channel": channel} if channel else {"executable_path": located.executable}
                 self._browser = self._pw.chromium.launch(headless=not headed, args=args, **where)
-        except Exception as exc:
-            self._pw.stop()
+        except BaseException as exc:  # Ctrl-C during a launch too: stop the driver and its browser
+            try:
+                self._pw.stop()
+            except Exception:
+                pass
+            if not isinstance(exc, Exception):
+                raise
             verb = "reach" if connect is not None else "launch"
             raise RuntimeError(f"could not {verb} {located.endpoint or located.executable}: {str(exc).splitlines()[0]}") from exc
         self.version = self._browser.version
@@ -48,6 +54,11 @@ class PlaywrightSession(BrowserSession):
         else:
             self._root = next((p for p in new if processes.chrome_type(p) == "browser"
                                and "chrom" in p.name().lower()), None)
+        # Playwright's node driver (in our process group) and the browser, which Playwright
+        # starts detached, in a group of its own: the reaper ends both whatever happens to us
+        self._node = next((p for p in new if "node" in p.name().lower()), None)
+        REAPER.track(self._node.pid if self._node else None, "playwright driver (node)")
+        REAPER.track(self._root.pid if self._root else None, f"{engine} browser", group=True)
         self._death: str | None = None
         self._browser.on("disconnected", lambda *_: self._set_death("browser disconnected (the browser process exited or was killed)"))
         self._context = None
@@ -65,7 +76,16 @@ class PlaywrightSession(BrowserSession):
 
     def _set_death(self, why: str) -> None:
         if self._death is None:
-            self._death = why
+            self._death = self._who_died() or why
+
+    def _who_died(self) -> str | None:
+        """The process whose death explains a lost connection: the driver, then the browser."""
+        node, root = getattr(self, "_node", None), getattr(self, "_root", None)
+        if node is not None and not processes.running(node.pid):
+            return f"Playwright's driver (node, pid {node.pid}) exited"
+        if root is not None and not processes.running(root.pid):
+            return f"browser process (pid {root.pid}) exited"
+        return None
 
     def open(self, url: str) -> None:
         if self._context is not None:
@@ -85,17 +105,20 @@ class PlaywrightSession(BrowserSession):
     def pump(self, seconds: float) -> None:
         if self._death:
             return
-        try:
-            if self._page is not None and not self._page.is_closed():
-                self._page.wait_for_timeout(seconds * 1000)
-            else:
-                self._browser.contexts  # touch the connection
-        except Exception as exc:  # connection gone mid-wait
-            self._set_death(f"browser connection lost: {str(exc).splitlines()[0]}")
+        with interrupts_deferred():  # listeners run in here: a Ctrl-C is raised after, not in one
+            try:
+                if self._page is not None and not self._page.is_closed():
+                    self._page.wait_for_timeout(seconds * 1000)
+                else:
+                    self._browser.contexts  # touch the connection
+            except Exception as exc:  # connection gone mid-wait
+                self._set_death(f"browser connection lost: {str(exc).splitlines()[0]}")
 
     def dead(self) -> str | None:
-        if self._death is None and self._root is not None and not self._root.is_running():
-            self._set_death("browser process exited")
+        if self._death is None:
+            who = self._who_died()
+            if who:
+                self._set_death(who)
         return self._death
 
     def processes(self) -> list[ProcessInfo]:
@@ -129,6 +152,10 @@ class PlaywrightSession(BrowserSession):
         there is no worker (yet)."""
         if self._death or self._cdp is None:
             return None
+        with interrupts_deferred():  # CDP calls dispatch listeners too
+            return self._worker_heap()
+
+    def _worker_heap(self) -> dict[str, int] | None:
         try:
             if self._worker_session is None:
                 targets = self._cdp.send("Target.getTargets")["targetInfos"]
@@ -167,3 +194,6 @@ class PlaywrightSession(BrowserSession):
                 step()
             except Exception:
                 pass
+        # whatever the driver did not end (a killed node driver leaves its browser running)
+        REAPER.end(self._root.pid if self._root else None, grace_s=1)
+        REAPER.end(self._node.pid if self._node else None, grace_s=1)

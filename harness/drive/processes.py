@@ -60,3 +60,38 @@ def webkit_process_type(proc: psutil.Process) -> str:
         if name.startswith(key[:15]):  # Linux truncates comm to 15 characters
             return label
     return name
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def thread_names(proc: psutil.Process) -> set[str]:
+    """Names of the process's threads (Linux ``/proc/<pid>/task/*/comm``); empty elsewhere."""
+    out: set[str] = set()
+    base = f"/proc/{proc.pid}/task"
+    try:
+        for tid in os.listdir(base):
+            try:
+                with open(f"{base}/{tid}/comm") as fh:
+                    out.add(fh.read().strip())
+            except OSError:
+                continue
+    except OSError:
+        pass
+    return out
+
+
+def detail(proc: psutil.Process) -> str:
+    """A process named for a failure reason: Chrome's type with its utility sub-type
+    (``utility (network.mojom.NetworkService)``), else its name."""
+    args = cmdline(proc)
+    if any(a.startswith("--type=") for a in args) or any("chrom" in a.lower() for a in args[:1]):
+        kind = chrome_type(proc)
+        sub = next((a.split("=", 1)[1] for a in args if a.startswith("--utility-sub-type=")), "")
+        return f"{kind} ({sub})" if sub else kind
+    return webkit_process_type(proc)

@@ -1,10 +1,14 @@
 """Runs a plan of cells (browser × workload × variant × profile) and records everything.
 
 One browser launch serves all of its cells; each cell gets a fresh browser context. A cell
-ends when the worker posts ``done``, ``error`` or ``skip``, when the browser dies, or when no
-sample arrives for ``step_timeout_s``. Whatever was received stays in ``samples.jsonl``; the
-cell is marked ``failed`` with the reason, or ``device-lost`` when the worker reported a lost
-GPUDevice (a ``device_lost`` sample) before it ended.
+ends when the worker posts ``done``, ``error`` or ``skip``, when the browser (or the process
+that hosts the page, or the driver) dies, or when it makes no progress — no new step, workload
+heartbeat or end (harness/store/store.py) — for ``step_timeout_s`` (``start_timeout_s`` before
+the worker reported). Whatever was received stays in ``samples.jsonl``; the cell is marked
+``failed`` with the reason, ``device-lost`` when the worker reported a lost GPUDevice (a
+``device_lost`` sample) before it ended, or ``incomplete`` when it finished but samples were
+lost on the way or steps are missing. Browser processes that exit during a cell are recorded
+(``process_exit`` samples) and named first in a failure's reason.
 """
 
 from __future__ import annotations
@@ -15,12 +19,17 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
+import psutil
+
 from harness.drive.base import BrowserNotFound, BrowserSession, Located
 from harness.drive.registry import driver_for
 from harness.plan import Cell, RunPlan
 from harness.probe import process_memory
 from harness.probe.base import ProbeContext
+from harness.drive import processes as procs
+from harness.drive.reaper import reap_stale
 from harness.probe.registry import PROBES
+from harness.serve import access
 from harness.serve.app import ServerThread, create_app, default_roots
 from harness.serve.urls import runner_url
 from harness.store import environment
@@ -61,6 +70,8 @@ def platform_from_user_agent(ua: str) -> str:
 
 
 Progress = Callable[[str, Cell, dict], None]
+#: Seconds between looks at the browser's process list (exits are recorded at this pace).
+PROCESS_LOOK_S = 0.5
 
 
 def lost_or(state, status: str, reason: str) -> tuple[str, str]:
@@ -73,11 +84,36 @@ def lost_or(state, status: str, reason: str) -> tuple[str, str]:
                            f"{state.steps} steps were received and kept")
 
 
-def cell_config(cell: Cell, wl: Workload, plan: RunPlan) -> dict[str, Any]:
-    """The JSON the worker bootstrap fetches from ``/api/cells/<cell>``."""
+def finish_status(state, status: str, reason: str) -> tuple[str, str]:
+    """The status a cell ends with given what its worker said (``status``/``reason``: ok, failed…)
+    and how delivery went: ``incomplete`` instead of ``ok`` when samples were lost or steps are
+    missing; the loss appended to any other reason."""
+    problem = state.delivery_problem()
+    if problem is None:
+        return status, reason
+    if status == "ok":
+        return "incomplete", f"the workload finished but {problem}; {state.steps} steps were received and kept"
+    return status, f"{reason}; {problem}"
+
+
+def _with_token(url: str, token: str | None) -> str:
+    if not token or not isinstance(url, str) or not url.startswith("/user-model/"):
+        return url
+    return f"{url}{'&' if '?' in url else '?'}{access.TOKEN_PARAM}={token}"
+
+
+def cell_config(cell: Cell, wl: Workload, plan: RunPlan, token: str | None = None) -> dict[str, Any]:
+    """The JSON the worker bootstrap fetches from ``/api/cells/<cell>``. A ``--model``'s URLs
+    carry the run's ``token`` (its files are served only with it)."""
     profile = dict(wl.profiles.get(cell.profile, {})) if cell.profile else {}
     # --param KEY=VALUE where KEY is a profile dimension overrides that dimension
     profile.update({k: v for k, v in cell.params.items() if k in profile})
+    params = dict(cell.params)
+    if "model" in params:
+        params["model"] = _with_token(params["model"], token)
+    if isinstance(params.get("externalData"), list):
+        params["externalData"] = [{**e, "url": _with_token(e.get("url"), token)} if isinstance(e, dict) else e
+                                  for e in params["externalData"]]
     return {
         "cell": cell.cell,
         "entry_url": wl.entry_url,
@@ -85,7 +121,7 @@ def cell_config(cell: Cell, wl: Workload, plan: RunPlan) -> dict[str, Any]:
         "webgpu": plan.webgpu,
         "emulation_module": "/web/emulation/webgpu-emulated.js",
         "emulation_options": plan.emulation_options,
-        "params": {**cell.params, "workload": wl.name, "variant": cell.variant,
+        "params": {**params, "workload": wl.name, "variant": cell.variant,
                    "profileName": cell.profile, "profile": profile, "tokens": cell.tokens, "seed": cell.seed},
     }
 
@@ -103,6 +139,11 @@ class Runner:
         self.workloads = {w.name: w for w in plan.workloads}
         self.manifest: dict[str, Any] = {**environment.describe(), "argv": argv or [],
                                          "parameters": plan.parameters(), "browsers": {}, "cells": []}
+        #: the run's token: the runner page's URL carries it, every API call must (access.py)
+        self.token = access.new_token()
+        #: processes a killed harness left running, ended when this run started
+        self.reaped = reap_stale()
+        self._exits: list[dict] = []
         #: (certificate, key) the server uses under --https (set by the command before run())
         self.tls = plan.tls_files
 
@@ -116,9 +157,10 @@ class Runner:
         :meth:`add_repetition` and another ``run`` can follow (``--auto-sample``)."""
         pending = [c for c in self.cells if c.status == "pending"]
         for cell in pending:
-            self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan))
+            self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan, self.token))
         self.write_manifest()
-        app = create_app(self.store, {**default_roots(), **self.plan.extra_roots})
+        app = create_app(self.store, {**default_roots(), **self.plan.extra_roots}, token=self.token,
+                         hosts=access.allowed_hosts(self.plan.host, [self.plan.public_url] if self.plan.public_url else []))
         try:
             with ServerThread(app, host=self.plan.host, port=self.plan.port, tls=self.tls) as server:
                 base = self.plan.public_url or server.url  # --public-url: where a remote browser reaches us
@@ -142,7 +184,9 @@ class Runner:
                 self.record_env(cell, state.env if state else None)
                 cell.status, cell.reason = "failed", f"{reason}; {steps} steps were received and kept"
                 if state is not None:
-                    self.store.append(cell.cell, [{"kind": "cell_status", "status": "failed", "reason": cell.reason}])
+                    cell.status, cell.reason = finish_status(state, cell.status, cell.reason)
+                    self.store.end(cell.cell, "failed")
+                    self.store.append(cell.cell, [{"kind": "cell_status", "status": cell.status, "reason": cell.reason}])
 
     def add_repetition(self) -> list[Cell]:
         """Append one more repetition of every browser × workload × variant (pending, in the
@@ -167,21 +211,23 @@ class Runner:
         try:
             for cell in cells:
                 cell.driver, cell.endpoint = located.driver, located.endpoint
-                if session is None or session.dead():
-                    if session is not None:
-                        session.close()
-                    session = self._launch(driver, located)
-                    if isinstance(session, str):  # launch failures fail the cell, the run goes on
-                        self._finish(cell, "failed", f"browser launch failed: {session}")
-                        session = None
-                        continue
-                    self.manifest["browsers"][browser]["version"] = session.version
-                    if self.plan.https and hasattr(session, "context_options"):
-                        session.context_options["ignore_https_errors"] = True  # our own certificate
-                self._run_cell(session, cell, base_url)
-                if cell.status == "failed" and cell.reason.startswith("could not open the runner page"):
-                    # the browser lives but cannot load pages (e.g. its network process died):
-                    # the next cell gets a fresh browser
+                for attempt in range(2):
+                    if session is None or session.dead():
+                        if session is not None:
+                            session.close()
+                        session = self._launch(driver, located)
+                        if isinstance(session, str):  # launch failures fail the cell, the run goes on
+                            self._finish(cell, "failed", f"browser launch failed: {session}")
+                            session = None
+                            break
+                        self.manifest["browsers"][browser]["version"] = session.version
+                        if self.plan.https and hasattr(session, "context_options"):
+                            session.context_options["ignore_https_errors"] = True  # our own certificate
+                    opened = self._run_cell(session, cell, base_url, last_try=attempt == 1)
+                    if opened:
+                        break
+                    # the browser lives but cannot load pages (its network process died, WebKit
+                    # deleted the session after a hung page): the cell gets a fresh browser
                     session.close()
                     session = None
         finally:
@@ -200,21 +246,29 @@ class Runner:
                 error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return error
 
-    def _run_cell(self, session: BrowserSession, cell: Cell, base_url: str) -> None:
+    def _run_cell(self, session: BrowserSession, cell: Cell, base_url: str, last_try: bool = True) -> bool:
+        """Run one cell in ``session``. Returns False when the runner page could not be opened
+        and ``last_try`` is false (nothing of the cell ran: the caller retries in a fresh browser)."""
         state = self.store.cells[cell.cell]
-        state.last_sample_monotonic = time.monotonic()  # the start timeout counts from now, not from registration
+        state.last_progress_monotonic = time.monotonic()  # the start timeout counts from now, not from registration
         cell.browser_version = session.version
         self.progress("start", cell, {})
+        self._exits = []
         try:
-            session.open(runner_url(base_url, cell.cell))
+            session.open(runner_url(base_url, cell.cell, self.token))
         except Exception as exc:
-            self._finish(cell, "failed", f"could not open the runner page: {str(exc).splitlines()[0]}")
-            return
+            if not last_try and state.env is None and state.steps == 0:
+                return False
+            self._finish(cell, "failed", f"could not open the runner page (twice, the second time in a fresh "
+                                         f"browser): {str(exc).splitlines()[0]}")
+            return True
         cell.platform, cell.memory = session.platform, process_memory.describe(session)
         ctx = ProbeContext(self.store, cell.cell, session, self.plan)
         probes = [P(ctx) for P in PROBES if P.enabled(self.plan)]
         started = []
         seen_steps = 0
+        watched: dict[int, str] = {}
+        next_look = 0.0
         try:
             for probe in probes:
                 probe.start()
@@ -227,17 +281,24 @@ class Runner:
                 if state.steps != seen_steps:
                     seen_steps = state.steps
                     self.progress("step", cell, {"steps": seen_steps})
+                if now >= next_look and state.env is not None:  # before: the last page's processes ending
+                    next_look = now + PROCESS_LOOK_S
+                    self._look_at_processes(session, cell, watched)
                 why = session.dead()
                 if why:
-                    self._finish(cell, "failed", f"{why}; {state.steps} steps were received and kept")
-                    return
-                idle = now - state.last_sample_monotonic
+                    self._look_at_processes(session, cell, watched)
+                    self._end(cell, state, "failed", f"{why}; {state.steps} steps were received and kept")
+                    return True
+                idle = now - state.last_progress_monotonic
                 limit = self.plan.start_timeout_s if state.env is None else self.plan.step_timeout_s
                 if idle > limit:
                     where = "before the worker reported" if state.env is None else (
                         "before the first step" if state.last_step is None else f"after step {state.last_step}")
-                    self._finish(cell, *lost_or(state, "failed", f"timed out: no sample for {idle:.0f} s {where}"))
-                    return
+                    self._look_at_processes(session, cell, watched)
+                    alive = ", ".join(f"{t} {pid}" for pid, t in sorted(watched.items())) or "none found"
+                    self._end(cell, state, "failed", f"timed out: no progress (a new step or a heartbeat) for "
+                                                     f"{idle:.0f} s {where}; processes alive: {alive}")
+                    return True
         finally:
             for probe in reversed(started):
                 try:
@@ -245,15 +306,53 @@ class Runner:
                 except Exception:  # a probe's failure to stop never hides the cell's outcome
                     pass
         self.record_env(cell, state.env)
+        if state.outcome != "done":  # a process that died just before the worker's error is named in it
+            self._look_at_processes(session, cell, watched)
         if state.device_lost is not None and state.outcome != "skip":
             then = "the workload finished" if state.outcome == "done" else f"workload error: {state.reason}"
-            self._finish(cell, *lost_or(state, "failed", then))
+            self._end(cell, state, "failed", then)
         elif state.outcome == "done":
-            self._finish(cell, "ok", "")
+            self._finish(cell, *finish_status(state, "ok", ""))
         elif state.outcome == "skip":
             self._finish(cell, "skipped", state.reason)
         else:
-            self._finish(cell, "failed", f"workload error: {state.reason}")
+            self._end(cell, state, "failed", f"workload error: {state.reason}")
+        return True
+
+    def _end(self, cell: Cell, state, status: str, reason: str) -> None:
+        """Finish a cell that did not end ok: ``device-lost`` when the worker reported a lost
+        device, the processes that exited named first, delivery losses last."""
+        status, reason = lost_or(state, status, reason)
+        self._finish(cell, *finish_status(state, status, self._blame(reason)))
+
+    def _look_at_processes(self, session: BrowserSession, cell: Cell, watched: dict[int, str]) -> None:
+        """Update ``watched`` (pid → process named for a reason) from the session's processes;
+        record a ``process_exit`` sample for each one gone since the last look."""
+        try:
+            now = {p.pid: p for p in session.processes()}
+        except Exception:  # a driver that cannot list processes any more: the exits show below
+            now = {}
+        state = self.store.cells[cell.cell]
+        for pid in [p for p in watched if p not in now or not procs.running(p)]:
+            what = watched.pop(pid)
+            exit_ = {"kind": "process_exit", "pid": pid, "process_type": what, "step": state.last_step}
+            self._exits.append(exit_)
+            self.store.append(cell.cell, [exit_])
+        for pid in now:
+            if pid not in watched and procs.running(pid):
+                try:
+                    watched[pid] = procs.detail(psutil.Process(pid))
+                except Exception:
+                    watched[pid] = now[pid].process_type
+
+    def _blame(self, reason: str) -> str:
+        """``reason`` preceded by the browser processes that exited during the cell, so a
+        failure names the process that died (a GPU-process kill is not a mapAsync error)."""
+        if not self._exits:
+            return reason
+        gone = ", ".join(f"{e['process_type']} (pid {e['pid']})" for e in self._exits[:4])
+        at = self._exits[0]["step"]
+        return f"{gone} exited {'before the first step' if at is None else f'after step {at}'}; then: {reason}"
 
     def record_env(self, cell: Cell, env: dict | None) -> None:
         if not env:
@@ -268,6 +367,7 @@ class Runner:
             cell.platform = platform_from_user_agent(env.get("user_agent", ""))
 
     def _finish(self, cell: Cell, status: str, reason: str) -> None:
+        self.store.end(cell.cell, status)
         self.record_env(cell, self.store.cells[cell.cell].env)
         cell.status, cell.reason = status, reason
         self.store.append(cell.cell, [{"kind": "cell_status", "status": status, "reason": reason}])

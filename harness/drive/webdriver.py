@@ -14,10 +14,13 @@ import psutil
 
 from harness.drive import processes
 from harness.drive.base import BrowserSession, ProcessInfo
+from harness.drive.reaper import REAPER
 from harness.drive.xvfb import Xvfb
 
 #: Seconds any single WebDriver command may take before it is cut and the cell recorded failed.
 COMMAND_TIMEOUT_S = 60
+#: Seconds to wait, when a page or web process is gone, for a dying display or driver to show.
+UPSTREAM_GRACE_S = 0.5
 
 
 class WebDriverSession(BrowserSession):
@@ -39,9 +42,25 @@ class WebDriverSession(BrowserSession):
         proc = getattr(service or getattr(driver, "service", None), "process", None)
         self._root = psutil.Process(proc.pid) if proc else None
         self._death: str | None = None
+        self._page_pid: int | None = None
 
     def open(self, url: str) -> None:
+        self._page_pid = None
         self._call(lambda: self._driver.get(url))
+
+    def page_process(self) -> int | None:
+        """Pid of the web content process that hosts the open page's worker: the
+        WebKitWebProcess with a ``WebCore: Worker`` thread (WebKit names a dedicated worker's
+        thread so; Linux ``/proc/<pid>/task/*/comm``). Other web processes (a prewarmed or
+        suspended one) do not count. None until the worker started, or where threads cannot be
+        read (macOS, a cell on the page's main thread)."""
+        if self._page_pid is not None or self._root is None:
+            return self._page_pid
+        for p in processes.descendants(self._root.pid):
+            if processes.webkit_process_type(p) == "WebKitWebProcess" and "WebCore: Worker" in processes.thread_names(p):
+                self._page_pid = p.pid
+                break
+        return self._page_pid
 
     def _call(self, fn):
         try:
@@ -59,15 +78,42 @@ class WebDriverSession(BrowserSession):
     def pump(self, seconds: float) -> None:
         time.sleep(seconds)
 
+    def _upstream_death(self) -> str | None:
+        """The display or the driver gone: what takes the browser and its pages down with it."""
+        xvfb = self._xvfb.proc if self._xvfb is not None else None
+        if xvfb is not None and (xvfb.poll() is not None or not processes.running(xvfb.pid)):
+            return f"Xvfb (the browser's X display, pid {xvfb.pid}) exited"
+        if self._root is not None and (not self._root.is_running() or processes.zombie(self._root)):
+            return f"the WebDriver server ({self.name}'s driver, pid {self._root.pid}) exited"
+        return None
+
+    def _symptom(self) -> str | None:
+        """The page's process, every web process, or the browser gone."""
+        if self._page_pid is not None and not processes.running(self._page_pid):
+            return (f"the web content process hosting the page (WebKitWebProcess pid {self._page_pid}) exited "
+                    "(crashed or was killed)")
+        if self._root is not None:
+            kids = processes.descendants(self._root.pid)
+            if not any(processes.webkit_process_type(p) in ("WebKitWebProcess", "WebContent") for p in kids):
+                return "web content process exited (crashed or was killed)"
+            if self.name == "webkit" and not any(processes.webkit_process_type(p) == "MiniBrowser" for p in kids):
+                return "MiniBrowser (the browser process) exited"
+        return None
+
     def dead(self) -> str | None:
         if self._death:
             return self._death
-        if self._root is not None and (not self._root.is_running() or processes.zombie(self._root)):
-            self._death = "WebDriver server exited"
-        elif self._root is not None:
-            kids = processes.descendants(self._root.pid)
-            if not any(processes.webkit_process_type(p) in ("WebKitWebProcess", "WebContent") for p in kids):
-                self._death = "web content process exited (crashed or was killed)"
+        why = self._upstream_death()
+        if why is None:
+            symptom = self._symptom()
+            if symptom:
+                # a killed display or driver takes its children down while it is still dying
+                # itself (on a busy machine for a while): look again before blaming the child
+                time.sleep(UPSTREAM_GRACE_S)
+                why = self._upstream_death() or symptom
+        self._death = why
+        if self._death is None:
+            self.page_process()  # found once the page's worker runs
         return self._death
 
     def processes(self) -> list[ProcessInfo]:
@@ -91,5 +137,6 @@ class WebDriverSession(BrowserSession):
                     p.kill()
                 except psutil.Error:
                     pass
+            REAPER.end(self._root.pid, grace_s=1)  # and anything of its group that left the tree
         if self._xvfb:
             self._xvfb.stop()

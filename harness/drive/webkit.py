@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from harness.drive.base import BrowserDriver, BrowserNotFound, Located
+from harness.drive.reaper import REAPER
 from harness.drive.webdriver import COMMAND_TIMEOUT_S, WebDriverSession
 from harness.drive.xvfb import Xvfb
 
@@ -78,20 +79,35 @@ class WebKitGTKDriver(BrowserDriver):
         env = dict(os.environ)
         if not headed or not env.get("DISPLAY"):
             xvfb = Xvfb()
-            env["DISPLAY"] = xvfb.start()
+            try:
+                env["DISPLAY"] = xvfb.start()
+            except BaseException:
+                xvfb.stop()
+                raise
         opts = webkitgtk_options(located.executable)
         for a in extra_args or []:
             opts.add_argument(a)
-        service = Service(executable_path=shutil.which(WEBKITGTK_DRIVER), env=env)
+        # its own process group, which MiniBrowser and its web processes inherit: the reaper
+        # (harness/drive/reaper.py) ends the whole tree whatever happens to the harness
+        service = Service(executable_path=shutil.which(WEBKITGTK_DRIVER), env=env,
+                          popen_kw={"start_new_session": True})
         try:
             # Started by hand so that creating the session is bounded by COMMAND_TIMEOUT_S too
             # (a MiniBrowser that cannot reach its display would otherwise block forever).
             service.start()
+            REAPER.track(service.process.pid, WEBKITGTK_DRIVER, group=True)
             config = ClientConfig(remote_server_addr=service.service_url, timeout=COMMAND_TIMEOUT_S)
             driver = webdriver.Remote(command_executor=service.service_url, options=opts, client_config=config)
-        except Exception as exc:
-            service.stop()
+        except BaseException as exc:  # Ctrl-C during a launch too: leave nothing running
+            proc = getattr(service, "process", None)
+            REAPER.end(proc.pid if proc else None, grace_s=1)
+            try:
+                service.stop()
+            except Exception:
+                pass
             if xvfb:
                 xvfb.stop()
+            if not isinstance(exc, Exception):
+                raise
             raise RuntimeError(f"WebKitWebDriver failed to start MiniBrowser: {str(exc).splitlines()[0]}") from exc
         return WebDriverSession(driver, self.name, xvfb, service)

@@ -35,6 +35,12 @@ class ProbeContext:
         """The last step the cell's worker reported (None before the first)."""
         return self.store.cells[self.cell].last_step
 
+    def token_at(self, time_s: float) -> int | None:
+        """The step the worker had reached at ``time_s`` (the run's clock): the last step it
+        ended by then, placed on our clock from its own (harness/store/store.py ``step_at``),
+        so a sample is not stamped late by the time its steps took to arrive."""
+        return self.store.step_at(self.cell, time_s)
+
     def record(self, samples: list[dict]) -> None:
         """Append harness-side samples for this cell to samples.jsonl."""
         if samples:

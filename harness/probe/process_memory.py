@@ -3,8 +3,11 @@
 Every ``memory_interval_s`` (plan setting) a sampler thread reads RSS, (where psutil can:
 Linux ``/proc/<pid>/smaps``) USS, and the CPU time used so far (``cpu_user_s``,
 ``cpu_system_s``: psutil ``cpu_times``, so the GPU process's own work shows) of each browser
-process and records one ``process_memory`` sample per process, labelled with the process type the driver gives (Chrome's ``--type``,
-WebKit's process name) and the token the cell had reached. The list of processes comes from the
+process and records one ``process_memory`` sample per process, labelled with the process type
+the driver gives (Chrome's ``--type``, WebKit's process name) and the token the cell had reached
+*when the sample was taken*: a round is written :data:`STAMP_DELAY_S` later, once the steps the
+worker ended before it have arrived, stamped with
+:meth:`harness.probe.base.ProbeContext.token_at` (the rest at ``stop``). The list of processes comes from the
 driver (``session.processes()``), refreshed once a second from the runner's thread in
 :meth:`ProcessMemoryProbe.poll` (drivers are not thread-safe). A zombie or exiting process
 (psutil status zombie or dead, or RSS 0) is not sampled: its numbers are not measurements.
@@ -32,6 +35,8 @@ DARWIN = platform.system() == "Darwin"
 
 #: Seconds between refreshes of the process list from the driver.
 REFRESH_S = 1.0
+#: Seconds a round waits before it is stamped and written (longer than a step's delivery).
+STAMP_DELAY_S = 1.0
 
 
 class ProcessMemoryProbe(Probe):
@@ -49,6 +54,7 @@ class ProcessMemoryProbe(Probe):
         self._snapshot: list[ProcessInfo] = []
         self._lock = threading.Lock()
         self._last_refresh = 0.0
+        self._pending: list[tuple[float, list[dict]]] = []  # (time_s, samples) not yet written
 
     def refresh(self, infos: list[ProcessInfo]) -> None:
         """Give the sampler the current process list (called from the driver's thread)."""
@@ -68,12 +74,22 @@ class ProcessMemoryProbe(Probe):
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
+        self._write(until_s=float("inf"))
+
+    def _write(self, until_s: float) -> None:
+        """Stamp and record the rounds taken before ``until_s`` (run clock, s)."""
+        with self._lock:
+            due = [r for r in self._pending if r[0] <= until_s]
+            self._pending = [r for r in self._pending if r[0] > until_s]
+        for time_s, round_ in due:
+            token = self.ctx.token_at(time_s)
+            self.ctx.record([{**s, "token": token} for s in round_])
 
     def sample_once(self) -> int:
         """Record one sample per live process; returns how many were recorded."""
         with self._lock:
             infos = list(self._snapshot)
-        token = self.ctx.token()
+        token = None  # stamped when written (_write)
         now = round(self.ctx.store.elapsed_s(), 4)  # one timestamp per round, so rounds group
         out = []
         for info in infos:
@@ -105,7 +121,10 @@ class ProcessMemoryProbe(Probe):
             if fp is not None:
                 sample.update(source="footprint", footprint_bytes=fp[0])
             out.append(sample)
-        self.ctx.record(out)
+        if out:
+            with self._lock:
+                self._pending.append((now, out))
+        self._write(until_s=self.ctx.store.elapsed_s() - STAMP_DELAY_S)
         return len(out)
 
     def _loop(self) -> None:

@@ -7,16 +7,26 @@ Every response carries ``Cross-Origin-Opener-Policy: same-origin`` and
 ``performance.measureUserAgentSpecificMemory``).
 
 Routes:
-  GET  /                          index of registered cells (for ``webgpu-harness serve``)
+  GET  /                          index of registered cells (for ``webgpu-harness serve``; token)
   GET  /web/..., /workloads/..., /node_modules/<name>/..., /ort/<version>/...   static files
                                   (404 outside those roots)
-  GET  /api/cells/{cell}          the cell's configuration, read by the worker bootstrap
-  POST /api/cells/{cell}/samples  a :class:`harness.serve.samples.SampleBatch`; 413 over
-                                  ``MAX_BODY_BYTES``, 422 if malformed, 404 unknown cell
+  GET  /<prefix>/<name>           single files (``files``: a ``--model`` and the external data
+                                  it names, nothing else of its folder; token)
+  GET  /api/cells/{cell}          the cell's configuration, read by the worker bootstrap (token)
+  POST /api/cells/{cell}/samples  a :class:`harness.serve.samples.SampleBatch` (token); 200
+                                  with what was accepted, 422 when the body is not a batch or a
+                                  sample was refused (the others are kept), 413 over
+                                  ``MAX_BODY_BYTES``, 404 unknown cell, 408 body too slow
+
+Access (harness/serve/access.py): the run's token on every API call, Host names of the bound
+address only (DNS rebinding), cross-origin posts refused. Slow clients: a request head must
+arrive within :data:`HEAD_TIMEOUT_S`, a body within :data:`BODY_TIMEOUT_S`, and at most
+:data:`MAX_CONNECTIONS` connections are served at once (more get 503, which the sink retries).
 """
 
 from __future__ import annotations
 
+import asyncio
 import html
 import mimetypes
 import socket
@@ -26,11 +36,14 @@ from pathlib import Path
 
 import uvicorn
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from harness import locations, npm
+from harness.serve import access
 from harness.serve.samples import MAX_BODY_BYTES, SampleBatch
 from harness.store.store import SampleStore
 
@@ -51,6 +64,12 @@ DEFAULT_ROOTS = {
     "web": locations.web_dir(),
     "workloads": locations.workloads_dir(),
 }
+#: Seconds a client has to send a whole request head (slow-loris guard).
+HEAD_TIMEOUT_S = 10.0
+#: Seconds a client has to send a whole request body.
+BODY_TIMEOUT_S = 30.0
+#: Connections (and requests in progress) served at once; uvicorn answers 503 beyond.
+MAX_CONNECTIONS = 100
 
 
 def default_roots() -> dict[str, Path]:
@@ -59,21 +78,33 @@ def default_roots() -> dict[str, Path]:
     return {**DEFAULT_ROOTS, **npm.served_roots()}
 
 
-def create_app(store: SampleStore, roots: dict[str, Path] | None = None) -> FastAPI:
-    """Build the app around ``store``. ``roots`` maps URL prefixes to folders (default:
-    :func:`default_roots`)."""
+def _token_of(request: Request) -> str | None:
+    return request.headers.get(access.TOKEN_HEADER) or request.query_params.get(access.TOKEN_PARAM)
+
+
+def create_app(store: SampleStore, roots: dict[str, Path] | None = None, token: str | None = None,
+               hosts: list[str] | None = None) -> FastAPI:
+    """Build the app around ``store``. ``roots`` maps URL prefixes to folders (served whole;
+    default: :func:`default_roots`) or to single files (served alone, with the token);
+    ``token``: the run's token (None: no token asked, for tests of other things); ``hosts``:
+    Host names answered (default: loopback's)."""
     app = FastAPI(title="webgpu-harness", docs_url=None, redoc_url=None)
+
+    def refuse(status: int, detail: str) -> JSONResponse:
+        return JSONResponse({"detail": detail}, status, headers=ISOLATION_HEADERS)
 
     @app.middleware("http")
     async def isolation(request: Request, call_next):
         if request.method == "POST":
             origin = request.headers.get("origin")
             if origin and origin.split("://", 1)[-1] != request.headers.get("host"):
-                return JSONResponse({"detail": "cross-origin sample posts are refused"}, 403, headers=ISOLATION_HEADERS)
+                return refuse(403, "cross-origin sample posts are refused")
             length = request.headers.get("content-length")
-            if length is not None and int(length) > MAX_BODY_BYTES:
-                return JSONResponse({"detail": f"body over {MAX_BODY_BYTES} bytes"}, 413,
-                                    headers=ISOLATION_HEADERS)
+            if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+                return refuse(413, f"body over {MAX_BODY_BYTES} bytes")
+        guarded = request.url.path.startswith("/api/") or request.url.path == "/" or request.url.path in files
+        if guarded and not access.token_ok(_token_of(request), token):
+            return refuse(403, f"missing or wrong token (the runner page's URL carries it as ?{access.TOKEN_PARAM}=)")
         response = await call_next(request)
         response.headers.update(ISOLATION_HEADERS)
         return response
@@ -81,7 +112,7 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None) -> Fast
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:
         rows = "".join(
-            f'<li><a href="/web/runner.html?cell={html.escape(c)}">{html.escape(c)}</a></li>'
+            f'<li><a href="{html.escape(access.runner_url("", c, token))}">{html.escape(c)}</a></li>'
             for c in store.cells
         )
         return f"<!doctype html><title>webgpu-harness</title><h1>Cells</h1><ul>{rows}</ul>"
@@ -93,13 +124,17 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None) -> Fast
         return store.config(cell)
 
     @app.post("/api/cells/{cell}/samples")
-    async def post_samples(cell: str, request: Request) -> dict:
+    async def post_samples(cell: str, request: Request):
         chunks, size = [], 0
-        async for chunk in request.stream():  # bounded even without Content-Length (chunked)
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                raise HTTPException(413, f"body over {MAX_BODY_BYTES} bytes")
-            chunks.append(chunk)
+        try:
+            async with asyncio.timeout(BODY_TIMEOUT_S):
+                async for chunk in request.stream():  # bounded even without Content-Length (chunked)
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        raise HTTPException(413, f"body over {MAX_BODY_BYTES} bytes")
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise HTTPException(408, f"body not received within {BODY_TIMEOUT_S:g} s") from None
         body = b"".join(chunks)
         if not store.has_cell(cell):
             raise HTTPException(404, f"unknown cell {cell!r}")
@@ -107,13 +142,28 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None) -> Fast
             batch = SampleBatch.model_validate_json(body)
         except ValidationError as exc:
             raise HTTPException(422, exc.errors(include_url=False, include_input=False, include_context=False)) from None
-        seq = store.append(cell, [s.model_dump(exclude_none=False) for s in batch.samples])
-        return {"seq": seq}
+        result = store.append_batch(cell, batch.src, batch.samples, batch.queue)
+        return JSONResponse(result, 422 if result["refused"] else 200)
 
+    files: dict[str, Path] = {}
     # longest prefix first: a user workload's workloads/<name> before the built-in workloads/
-    for prefix, folder in sorted((roots or default_roots()).items(), key=lambda kv: -len(kv[0])):
-        if Path(folder).is_dir():
-            app.mount(f"/{prefix}", StaticFiles(directory=folder, follow_symlink=False), name=prefix)
+    for prefix, target in sorted((roots or default_roots()).items(), key=lambda kv: -len(kv[0])):
+        target = Path(target)
+        if target.is_file():
+            files[f"/{prefix.strip('/')}"] = target
+        elif target.is_dir():
+            app.mount(f"/{prefix}", StaticFiles(directory=target, follow_symlink=False), name=prefix)
+
+    if files:
+        @app.get("/{path:path}", include_in_schema=False)
+        def single_file(path: str):
+            target = files.get(f"/{path}")
+            if target is None:
+                raise HTTPException(404, "not found")
+            return FileResponse(target)
+
+    # outermost: a Host of another name (DNS rebinding) never reaches a route
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts or access.allowed_hosts("127.0.0.1"))
     return app
 
 
@@ -122,6 +172,36 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for each request head: a connection that has not
+    sent a whole head :data:`HEAD_TIMEOUT_S` after it opened (or after its last response) is
+    closed, so half-open connections do not pile up (uvicorn's own keep-alive timeout covers
+    only idle connections between requests)."""
+
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_head_deadline()
+
+    def _arm_head_deadline(self) -> None:
+        cycle = self.cycle
+        self._head_timer = self.loop.call_later(HEAD_TIMEOUT_S, lambda: self._head_deadline(cycle))
+
+    def _head_deadline(self, cycle_at_arm) -> None:
+        waiting = self.cycle is cycle_at_arm and (self.cycle is None or self.cycle.response_complete)
+        if waiting and not self.transport.is_closing():
+            self.transport.close()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm_head_deadline()
+
+    def connection_lost(self, exc) -> None:
+        timer = getattr(self, "_head_timer", None)
+        if timer is not None:
+            timer.cancel()
+        super().connection_lost(exc)
 
 
 class ServerThread:
@@ -138,8 +218,9 @@ class ServerThread:
         self.timeout_s = timeout_s
         self.scheme = "https" if tls else "http"
         ssl = {"ssl_certfile": str(tls[0]), "ssl_keyfile": str(tls[1])} if tls else {}
-        config = uvicorn.Config(app, host=host, port=self.port, log_level="warning",
-                                access_log=False, lifespan="off", **ssl)
+        config = uvicorn.Config(app, host=host, port=self.port, log_level="warning", access_log=False,
+                                lifespan="off", http=GuardedH11Protocol, ws="none",
+                                limit_concurrency=MAX_CONNECTIONS, timeout_keep_alive=5, **ssl)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="harness-server", daemon=True)
 

@@ -1,16 +1,23 @@
 """Pydantic models of the samples a worker, the runner page or the harness records.
 
-Every sample is a JSON object with a ``kind``; the server validates each posted batch against
-:class:`SampleBatch` and answers 422 on anything else. One line of ``samples.jsonl`` is one
-sample plus ``seq`` (arrival order in the run), ``cell`` and ``received_s`` (seconds since the
-run started, harness clock).
+A POST carries one :class:`SampleBatch` from one sender (``src``: a worker's or a page's
+``SampleSink``, web/probes/sink.js): its samples each hold ``n``, the sender's sequence
+number (1, 2, 3… in the order they were made). The envelope is validated first (422 when it
+is not a batch); then every sample on its own (:func:`check_sample`), strictly: finite numbers
+only (no NaN/Infinity anywhere, nested values included), non-negative times and counts, no
+booleans where numbers belong, nothing beyond the declared fields. A sample that fails is
+refused on its own (the store writes a ``refused`` record naming it and why) and the rest of
+the batch is kept. One line of ``samples.jsonl`` is one sample plus ``seq`` (arrival order in
+the run), ``cell``, ``received_s`` (seconds since the run started, harness clock) and, for a
+posted sample, ``src`` and ``queue`` (RESULTS.md).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from harness.store import catalog
 
@@ -20,24 +27,33 @@ MAX_BODY_BYTES = 1 << 20
 #: Most samples in one POST.
 MAX_SAMPLES_PER_BATCH = 512
 
+#: Most samples one sender may hold unsent (web/probes/sink.js MAX_QUEUE); the ``queue`` a
+#: batch reports is at most this.
+MAX_QUEUE = 10_000
+
 Scalar = Union[int, float, str, bool, None]
 Count = Annotated[int, Field(ge=0)]
-
+Millis = Annotated[float, Field(ge=0)]
+#: Sender ids: a worker's or a page's SampleSink makes one per instance (``w-…``, ``p-…``).
+SENDER_ID = r"^[A-Za-z0-9_-]{1,40}$"
 
 #: Keys the harness sets on every line of samples.jsonl; a sample may not carry them.
-RESERVED_KEYS = ("seq", "cell", "received_s")
+RESERVED_KEYS = ("seq", "cell", "received_s", "src", "queue")
+#: Strict validation: no booleans as numbers, no strings as numbers, no NaN/Infinity.
+STRICT = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
 
 class _Sample(BaseModel):
     # non-finite floats would be written as bare NaN/Infinity, which JSON readers reject
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    t_ms: float | None = Field(None, description="performance.now() in the sender (ms)")
+    model_config = STRICT
+    n: int = Field(ge=1, le=1 << 40, description="the sender's sequence number (1, 2, 3…)")
+    t_ms: Millis | None = Field(None, description="performance.now() in the sender (ms)")
 
 
 class EnvSample(_Sample):
     """What the worker found: user agent, isolation, adapter info, features and limits."""
 
-    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False, strict=True)
     kind: Literal["env"]
     user_agent: str = Field(max_length=1000)
     webgpu: Literal["real", "emulated", "none"]
@@ -45,12 +61,12 @@ class EnvSample(_Sample):
 
 #: WebGPU calls made during one step (deltas), one field per counter of the catalog
 #: (web/probes/catalog.js via harness/store/catalog.py).
-StepCounters = create_model("StepCounters", __config__=ConfigDict(extra="forbid"),
+StepCounters = create_model("StepCounters", __config__=STRICT,
                             **{c.name: (Count, 0) for c in catalog.counters()})
 #: Cumulative wrapper counts from FinalizationRegistry (web/probes/live-objects.js), one field
 #: per live key of the catalog; ``optional`` keys may be missing or null (a sender older than
 #: them, e.g. the native bench: not measured), ``signed`` ones may go below zero.
-LiveObjects = create_model("LiveObjects", __config__=ConfigDict(extra="forbid"), **{
+LiveObjects = create_model("LiveObjects", __config__=STRICT, **{
     k.name: ((int if k.signed else Count) | None, None) if k.optional else (int if k.signed else Count, ...)
     for k in catalog.live_keys()})
 
@@ -59,11 +75,12 @@ class StepSample(_Sample):
     """One token: counter deltas, live objects, CPU encode+submit ms and wall ms to its sync."""
 
     kind: Literal["step"]
+    #: steps count 0, 1, 2… per cell; the store refuses one that repeats or goes back
     step: Annotated[int, Field(ge=0, le=10_000_000)]
     token: int | None = None
     logits_hash: str | None = Field(None, max_length=64)
-    cpu_ms: float | None = None
-    wall_ms: float = Field(ge=0)
+    cpu_ms: Millis | None = None
+    wall_ms: Millis
     #: None when the counters were not installed (--no-probes): not measured, not zero
     counters: StepCounters | None
     live: LiveObjects | None
@@ -81,8 +98,8 @@ class DeviceLostSample(_Sample):
     kind: Literal["device_lost"]
     reason: str = Field(max_length=100)
     message: str = Field("", max_length=5_000)
-    step: int | None = None
-    destroy_step: int | None = None
+    step: Count | None = None
+    destroy_step: Count | None = None
 
 
 class UncapturedErrorSample(_Sample):
@@ -91,7 +108,16 @@ class UncapturedErrorSample(_Sample):
     kind: Literal["uncaptured_error"]
     message: str = Field(max_length=5_000)
     error_type: str = Field("GPUError", max_length=100)
-    step: int | None = None
+    step: Count | None = None
+
+
+class HeartbeatSample(_Sample):
+    """The workload says it is making progress inside a long step or set-up
+    (``ctx.heartbeat(what)``): it resets the cell's step timeout as a step does, where a
+    ``log`` does not."""
+
+    kind: Literal["heartbeat"]
+    what: str = Field("", max_length=200)
 
 
 class LogSample(_Sample):
@@ -129,23 +155,64 @@ class UasmSample(_Sample):
 
 PageSample = Annotated[
     Union[EnvSample, StepSample, LogSample, ErrorSample, SkipSample, DoneSample, UasmSample, DeviceLostSample,
-          UncapturedErrorSample],
+          UncapturedErrorSample, HeartbeatSample],
     Field(discriminator="kind"),
 ]
+_PAGE_SAMPLE = TypeAdapter(PageSample)
+#: The ``kind`` values a sender may post.
+PAGE_KINDS = ("env", "step", "log", "error", "skip", "done", "uasm", "device_lost", "uncaptured_error", "heartbeat")
 
 
 class SampleBatch(BaseModel):
-    """Body of ``POST /api/cells/{cell}/samples``."""
+    """Body of ``POST /api/cells/{cell}/samples``: ``src`` (the sender), ``queue`` (samples the
+    sender held unanswered when it sent this batch: the batch and those behind it) and the samples, each checked on its
+    own by :func:`check_sample` (so one bad sample does not cost the batch)."""
 
     # cache only keys: pydantic-core would otherwise intern every distinct string value (a new
     # logits hash per token) in its JSON string cache, which grows the harness for a long run
-    model_config = ConfigDict(extra="forbid", cache_strings="keys")
-    samples: list[PageSample] = Field(min_length=1, max_length=MAX_SAMPLES_PER_BATCH)
+    model_config = ConfigDict(extra="forbid", cache_strings="keys", strict=True, allow_inf_nan=False)
+    src: str = Field(pattern=SENDER_ID)
+    queue: int = Field(0, ge=0, le=MAX_QUEUE + MAX_SAMPLES_PER_BATCH)
+    samples: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_SAMPLES_PER_BATCH)
 
-    @model_validator(mode="after")
-    def _no_reserved_keys(self):
-        for s in self.samples:
-            bad = [k for k in RESERVED_KEYS if k in (s.model_extra or {})]
-            if bad:
-                raise ValueError(f"sample may not set {', '.join(bad)} (the harness sets them)")
-        return self
+
+class SampleRefused(ValueError):
+    """A sample that does not fit the schema; ``str()`` is one line saying where and why."""
+
+
+def _non_finite(value: Any, path: str = "") -> str | None:
+    """Path of the first NaN/Infinity inside ``value`` (nested dicts and lists), else None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path or "value"
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _non_finite(v, f"{path}.{k}" if path else str(k))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _non_finite(v, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def check_sample(raw: Any) -> dict[str, Any]:
+    """One posted sample → the dict written to samples.jsonl (declared fields only; ``None``
+    kept). Raises :class:`SampleRefused` with one line: the first field that is wrong and how."""
+    if not isinstance(raw, dict):
+        raise SampleRefused(f"a sample is a JSON object, not {type(raw).__name__}")
+    bad = [k for k in RESERVED_KEYS if k in raw]
+    if bad:
+        raise SampleRefused(f"sample may not set {', '.join(bad)} (the harness sets them)")
+    try:
+        sample = _PAGE_SAMPLE.validate_python(raw)
+    except ValidationError as exc:
+        e = exc.errors(include_url=False, include_input=False, include_context=False)[0]
+        where = ".".join(str(x) for x in e["loc"]) or "sample"
+        raise SampleRefused(f"{where}: {e['msg']}") from None
+    out = sample.model_dump(exclude_none=False)
+    found = _non_finite(out)
+    if found:
+        raise SampleRefused(f"{found}: not a finite number (NaN and Infinity are not JSON)")
+    return out

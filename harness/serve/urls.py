@@ -15,14 +15,16 @@ from urllib.parse import quote
 WILDCARDS = ("0.0.0.0", "::", "")
 
 
-def runner_url(base: str, cell: str) -> str:
-    """The runner page of ``cell`` under ``base`` (``scheme://host:port``, no trailing slash)."""
-    return f"{base.rstrip('/')}/web/runner.html?cell={quote(cell, safe='')}"
+def runner_url(base: str, cell: str, token: str | None = None) -> str:
+    """The runner page of ``cell`` under ``base`` (``scheme://host:port``, no trailing slash),
+    with the run's ``token`` (harness/serve/access.py: the page passes it on to every API call)."""
+    tail = f"&token={quote(token, safe='')}" if token else ""
+    return f"{base.rstrip('/')}/web/runner.html?cell={quote(cell, safe='')}{tail}"
 
 
-def index_url(base: str) -> str:
-    """The index page under ``base``: every cell of a ``serve``, linked."""
-    return f"{base.rstrip('/')}/"
+def index_url(base: str, token: str | None = None) -> str:
+    """The index page under ``base``: every cell of a ``serve``, linked (with the run's token)."""
+    return f"{base.rstrip('/')}/" + (f"?token={quote(token, safe='')}" if token else "")
 
 
 def base_url(scheme: str, host: str, port: int) -> str:

@@ -51,7 +51,7 @@ from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, OTHER_METRICS, S
                                    default_stat, deterministic, growth_series, metric_kind, metric_unit)
 
 #: Cell statuses that count as a failure of their configuration (budgets fail on them).
-FAILED_STATUSES = ("failed", "device-lost")
+FAILED_STATUSES = ("failed", "device-lost", "incomplete")  # incomplete: samples lost (RESULTS.md)
 
 
 

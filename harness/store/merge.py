@@ -11,7 +11,10 @@ built from it as from any run. What changes:
   Python, harness version and commit, browsers, parameters, number of cells); its top-level
   ``os``/``cpu``/``python`` list each source's, ``browsers`` is keyed ``<label>:<browser>``.
 - ``samples.jsonl`` is the sources' samples in order, with cell ids rewritten and ``seq``
-  renumbered; ``received_s`` stays on each source's own clock.
+  renumbered; ``received_s`` stays on each source's own clock. A torn last line (a harness
+  killed mid-write) is dropped and said in ``merged_from`` (``torn_last_line_dropped``); a line
+  that is not JSON anywhere else is an error, never dropped silently.
+- a cell still ``pending`` (its harness was killed) becomes ``failed``, saying so.
 
 Labels default to the source folders' names (made unique with ``-2``, ``-3``…).
 """
@@ -83,6 +86,10 @@ def merge(dirs: list[Path], out_dir: Path, labels: list[str] | None = None, argv
                 ids[c["cell"]] = new
                 env = {k: c.get(k, m.get(k)) for k in CELL_ENV_KEYS}
                 machine = f"{label}:{c['machine']}" if c.get("machine") else label
+                c = dict(c)
+                if c.get("status") in (None, "pending"):  # the run was killed before this cell ended
+                    c["status"], c["reason"] = "failed", ("the run ended before this cell finished (its harness was "
+                                                          "killed: status pending in its manifest)")
                 cells.append({**c, **env, "cell": new, "machine": machine, "source_run": str(d.resolve())})
             for name, b in (m.get("browsers") or {}).items():
                 browsers[f"{label}:{name}"] = b
@@ -93,16 +100,23 @@ def merge(dirs: list[Path], out_dir: Path, labels: list[str] | None = None, argv
             path = d / "samples.jsonl"
             if not path.exists():
                 continue
+            torn: int | None = None  # a line that is not JSON: fine only if it is the last one
             with path.open(encoding="utf-8") as fh:
-                for line in fh:
+                for i, line in enumerate(fh, 1):
+                    if torn is not None:
+                        raise MergeError(f"{path} line {torn} is not JSON: a torn or edited line in the middle of "
+                                         "the samples (only the last line can be torn by a crash); fix or remove it")
                     try:
                         s = json.loads(line)
                     except ValueError:
-                        continue  # a torn last line (crash mid-write), as tables.read_samples
+                        torn = i
+                        continue
                     seq += 1
                     s["seq"] = seq
                     s["cell"] = ids.get(s.get("cell"), f"{label}:{s.get('cell')}")
                     out.write(json.dumps(s, separators=(",", ":")) + "\n")
+            if torn is not None:  # a torn last line (a harness killed mid-write): said in merged_from
+                sources[-1]["torn_last_line_dropped"] = True
     env = environment.describe()
     manifest = {
         "harness_version": env["harness_version"], "git_commit": env["git_commit"],

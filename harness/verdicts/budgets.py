@@ -22,7 +22,11 @@ the baseline run (``baseline``, for ``webgpu-harness compare``). ``after token N
 
 A budget passes when every group it matches satisfies it (the point estimate against the
 limit; the 95% CI is reported beside it). It fails when a matched group fails it, has no data
-for the metric, or has a failed cell; it is skipped when it matches nothing.
+for the metric, or has a failed cell, and when it matches nothing (a typo in a selector must not
+leave CI green) unless it is marked ``optional`` (a trailing ``optional`` on the line, or
+``optional = true`` in a ``[[budget]]`` table): an optional budget that matches nothing is
+skipped, e.g. ``webkit/*`` on a machine without WebKit. ``baseline`` budgets belong to
+``compare``: ``run`` refuses them before anything runs (:func:`check_references`).
 
 Files are TOML (``tomllib``)::
 
@@ -31,6 +35,7 @@ Files are TOML (``tomllib``)::
     [[budget]]
     name = "bind group cache works"        # optional; the JUnit testcase name
     check = "ort-decode/bind-group-cache: bind_groups_per_token <= 1 after token 32"
+    optional = true                        # skipped, not failed, when it matches nothing
 """
 
 from __future__ import annotations
@@ -90,6 +95,8 @@ class Budget:
     factor: float = 1.0
     after: int | None = None
     source: str = "--budget"
+    #: matching nothing skips it instead of failing it
+    optional: bool = False
 
     def matches(self, key: S.GroupKey) -> bool:
         """Whether the selector's patterns match ``key`` (``fnmatch``, case-sensitive)."""
@@ -117,9 +124,12 @@ def parse(text: str, source: str = "--budget", line: int | None = None, name: st
     def bad(msg: str):
         raise BudgetError(source, line, f"{msg} in {text.strip()!r}")
 
-    if ":" not in text:
+    optional = bool(re.search(r"\s+optional\s*$", text))
+    body = re.sub(r"\s+optional\s*$", "", text) if optional else text
+
+    if ":" not in body:
         bad("missing ':' between the selector and the check (SELECTOR: METRIC OP LIMIT)")
-    sel, check = text.split(":", 1)
+    sel, check = body.split(":", 1)
     sel = sel.strip()
     profile = "*"
     if "@" in sel:
@@ -152,7 +162,7 @@ def parse(text: str, source: str = "--budget", line: int | None = None, name: st
         after = int(m.group("after"))
     rhs = m.group("rhs").strip()
     b = Budget(name or text.strip(), text.strip(), browser, workload, variant, profile, stat, metric,
-               m.group("op"), after=after, source=f"{source}" + (f" line {line}" if line else ""))
+               m.group("op"), after=after, source=f"{source}" + (f" line {line}" if line else ""), optional=optional)
     num = re.fullmatch(rf"({_NUM})\s*([A-Za-z]*)", rhs)
     if num:
         unit = num.group(2)
@@ -209,16 +219,19 @@ def parse_file(path: Path) -> list[Budget]:
             if not isinstance(val, list) or not all(isinstance(v, dict) for v in val):
                 raise BudgetError(src, kline, "'budget' must be an array of tables: [[budget]]")
             for t in val:
-                unknown = set(t) - {"name", "check"}
+                unknown = set(t) - {"name", "check", "optional"}
                 if unknown:
                     k = sorted(unknown)[0]
-                    raise BudgetError(src, _line_of(lines, k, kline), f"unknown key {k!r} in [[budget]] (valid: name, check)")
+                    raise BudgetError(src, _line_of(lines, k, kline), f"unknown key {k!r} in [[budget]] (valid: name, check, optional)")
+                if not isinstance(t.get("optional", False), bool):
+                    raise BudgetError(src, _line_of(lines, "optional", kline), "optional must be true or false")
                 if not isinstance(t.get("check"), str):
                     raise BudgetError(src, _line_of(lines, str(t.get("name", "")), kline),
                                       "[[budget]] needs check = \"SELECTOR: METRIC OP LIMIT\"")
                 name = t.get("name")
-                out.append(parse(t["check"], src, _line_of(lines, t["check"], kline),
-                                 str(name) if name is not None else None))
+                b = parse(t["check"], src, _line_of(lines, t["check"], kline), str(name) if name is not None else None)
+                b.optional = b.optional or t.get("optional", False)
+                out.append(b)
         else:
             raise BudgetError(src, kline, f"unknown key {key!r} (valid: budgets, [[budget]])")
     if not out:
@@ -232,6 +245,9 @@ def load(values: list[str]) -> list[Budget]:
     for v in values:
         if v.strip().endswith(".toml"):
             out += parse_file(Path(v.strip()))
+        elif ":" not in v and Path(v.strip()).exists():  # a path, not a budget line
+            raise BudgetError(v.strip(), None, f"is a {'folder' if Path(v.strip()).is_dir() else 'file'}, not a "
+                                               "budget: a budget file is TOML and ends in .toml")
         else:
             out.append(parse(v))
     names = [b.name for b in out]
@@ -269,7 +285,7 @@ class CheckResult:
 
 @dataclass
 class BudgetResult:
-    """A budget's verdict: ``passed``, ``failed`` or ``skipped`` (matched nothing)."""
+    """A budget's verdict: ``passed``, ``failed`` or ``skipped`` (an optional budget that matched nothing)."""
 
     budget: Budget
     status: str
@@ -279,6 +295,7 @@ class BudgetResult:
     def to_dict(self) -> dict:
         """JSON-ready dict (``stats.json`` → ``budgets``)."""
         return {"name": self.budget.name, "budget": self.budget.text, "source": self.budget.source,
+                "optional": self.budget.optional,
                 "status": self.status, "message": self.message,
                 "checks": [{k: S.clean(v) for k, v in asdict(c).items()} for c in self.checks]}
 
@@ -344,8 +361,10 @@ def evaluate(budgets: list[Budget], run: S.RunStats, baseline: S.RunStats | None
     out = []
     for b in budgets:
         keys = [k for k, g in run.groups.items() if b.matches(k) and (g.cells or g.failed)]
-        if not keys:
-            out.append(BudgetResult(b, "skipped", [], "matched no measured cell"))
+        if not keys:  # a typo must not pass; an optional budget is skipped
+            out.append(BudgetResult(b, "skipped", [], "matched no measured cell (optional)") if b.optional else
+                       BudgetResult(b, "failed", [], "matched no measured cell: check the selector (mark the "
+                                                     "budget optional when that is expected)"))
             continue
         checks = [_check(b, k, run, baseline) for k in keys]
         bad = [c for c in checks if not c.passed]
@@ -363,13 +382,14 @@ def failed(results: list[BudgetResult]) -> list[BudgetResult]:
 def check_references(budgets: list[Budget], workloads) -> None:
     """Before a run: a budget compared with another variant (``<= 0.95 * fresh``) must name a
     variant of a workload the budget selects and have a positive factor; a ``baseline`` budget
-    belongs to ``compare``. ``workloads``: the selected workloads (:class:`harness.workloads.Workload`).
+    belongs to ``compare`` and is refused. ``workloads``: the selected workloads (:class:`harness.workloads.Workload`).
     Raises :class:`BudgetError` naming the budget."""
     for b in budgets:
         if b.ref is None:
             continue
         if b.ref == BASELINE:
-            continue
+            raise BudgetError(b.source, None, f"{b.text!r} compares with 'baseline': baseline budgets belong to "
+                                              "`webgpu-harness compare RUN_A RUN_B --budget ...` (a run has no baseline)")
         if not b.factor > 0:
             raise BudgetError(b.source, None, f"{b.text!r}: the factor must be > 0 (got {b.factor})")
         selected = [w for w in workloads if fnmatchcase(w.name, b.workload)]

@@ -51,3 +51,43 @@ def test_toml_file_with_both_forms(tmp_path):
     assert got[1].source.endswith("b.toml line 5")
 
 
+
+
+# ------------------------------------------------------------- verdicts on a recorded real run
+
+RECORDED = __import__("pathlib").Path(__file__).resolve().parent / "runs" / "chromium-decode-loop"
+
+
+@pytest.fixture(scope="module")
+def recorded_stats():
+    from harness import stats as S
+    from harness import tables as T
+
+    return S.compute(T.build(RECORDED))
+
+
+def test_a_budget_that_matches_nothing_fails_unless_optional(recorded_stats):
+    typo, optional = B.parse("decode-lop/reuse: bind_groups_per_token <= 1"), \
+        B.parse("webkit/*: live_bind_groups_max <= 5000 optional")
+    assert optional.optional and not typo.optional and optional.metric == "live_bind_groups_max"
+    got = {r.budget.text: r for r in B.evaluate([typo, optional], recorded_stats)}
+    assert got[typo.text].status == "failed" and "matched no measured cell" in got[typo.text].message
+    assert got[optional.text].status == "skipped"
+    assert B.failed(list(got.values())) == [got[typo.text]]
+
+
+def test_optional_in_a_toml_table(tmp_path):
+    f = tmp_path / "b.toml"
+    f.write_text('[[budget]]\ncheck = "webkit/*: live_bind_groups_max <= 5000"\noptional = true\n')
+    assert B.load([str(f)])[0].optional
+    f.write_text('[[budget]]\ncheck = "webkit/*: live_bind_groups_max <= 5000"\noptional = "yes"\n')
+    with pytest.raises(B.BudgetError, match="optional must be true or false"):
+        B.load([str(f)])
+
+
+def test_run_refuses_baseline_budgets_up_front():
+    from harness.workloads import discover
+
+    b = B.parse("decode-loop/reuse: ms_per_token <= 1.05 * baseline")
+    with pytest.raises(B.BudgetError, match="baseline budgets belong to `webgpu-harness compare"):
+        B.check_references([b], [discover()["decode-loop"]])

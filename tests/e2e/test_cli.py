@@ -42,7 +42,9 @@ def test_no_webgpu_adapter_is_recorded_as_skipped(tmp_path):
     # Without --enable-unsafe-webgpu, Linux Chromium exposes navigator.gpu but gives no adapter.
     r = run_cli("run", "--browser", "chromium", "--workload", "decode-loop", "--profile", "tiny",
                 "--tokens", "4", "--without-flag=--enable-unsafe-webgpu", run_dir=tmp_path / "r")
-    assert r.returncode == 0, r.stdout + r.stderr
+    # nothing was measured: CI must not go green on that (--allow-skipped when it is expected)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "every cell (2) was skipped: nothing was measured" in r.stderr
     run = load_run(r)
     assert (run.summary["status"] == "skipped").all()
     assert run.summary["reason"].str.contains("adapter").all()

@@ -89,7 +89,7 @@ def test_one_report_holds_both_engines(mixed_run):
 
 def test_webkit_without_emulation_is_skipped(tmp_path):
     r = run_cli("run", "--browser", "webkit", "--workload", "decode-loop", "--profile", "tiny", "--tokens", "2",
-                "--variant", "fresh", "--webgpu", "real", run_dir=tmp_path / "r")
+                "--variant", "fresh", "--webgpu", "real", "--allow-skipped", run_dir=tmp_path / "r")
     assert r.returncode == 0, r.stderr
     run = load_run(r)
     assert run.summary["status"].tolist() == ["skipped"]
@@ -211,7 +211,7 @@ def test_small_ort_session_runs_on_the_emulation_like_on_real_webgpu(tmp_path):
 
 def test_dispatch_overhead_is_skipped_on_emulated_webgpu(tmp_path):
     r = run_cli("run", "--browser", "webkit", "--workload", "dispatch-overhead", "--variant", "reused", "--tokens", "1",
-                run_dir=tmp_path / "r")
+                "--allow-skipped", run_dir=tmp_path / "r")
     assert r.returncode == 0, r.stdout + r.stderr
     row = load_run(r).summary.iloc[0]
     assert row["status"] == "skipped" and "emulated WebGPU executes no shaders" in row["reason"]

@@ -1,16 +1,61 @@
-// Sample sink: streams samples to the harness server as they are produced.
+// Sample sink: delivers samples to the harness server at least once, in order, in batches.
 //
-// POST /api/cells/<cell>/samples with {"samples": [...]}. Posts are chained so they arrive in
-// order; each step's sample leaves at the end of that step (a crash loses at most the step in
-// flight). The server appends each batch to samples.jsonl on arrival.
+// POST /api/cells/<cell>/samples with {"src", "queue", "samples": [...]} (harness/serve/samples.py):
+//  - every sample gets `n`, this sender's sequence number (1, 2, 3… in the order posted), and
+//    `t_ms` (performance.now() when posted); `src` names this sink (one per worker or page load);
+//  - samples wait in a bounded queue (MAX_QUEUE); one request is in flight at a time and carries
+//    everything queued when it leaves (at most MAX_BATCH samples, MAX_BATCH_BYTES), so under load
+//    the queue stays about one round trip deep instead of growing with the run;
+//  - a request that fails (network error, the browser's network process restarting, 5xx, 408,
+//    429, 503 from a busy server) is sent again, the same batch, after a back-off of 50 ms doubling
+//    to 2 s, until it is answered; the store drops a second copy of an (src, n) it already has;
+//  - an answer of 4xx is final: 422 means the store kept the batch but refused some samples (it
+//    recorded why); other 4xx (403 wrong token, 404 unknown cell, 413 too big) lose the batch,
+//    and the store sees the jump in `n` (a `gap`) when the next batch arrives;
+//  - queue full: the sample is dropped but still numbered, so the gap shows in the run.
+// A crash of the worker or page loses at most what was not yet answered: the batch in flight
+// and the samples queued behind it (each line's `queue` says how many were unanswered — its
+// batch and those behind it — when its batch left; RESULTS.md). `flush()` resolves when everything posted so far was answered;
+// `post()` returns a promise that resolves when that sample was.
+
+/** Most samples in one request (harness/serve/samples.py MAX_SAMPLES_PER_BATCH). */
+export const MAX_BATCH = 512;
+/** Most bytes in one request, below the server's MAX_BODY_BYTES (1 MiB). */
+export const MAX_BATCH_BYTES = 900_000;
+/** Most samples held unsent (harness/serve/samples.py MAX_QUEUE). */
+export const MAX_QUEUE = 10_000;
+/** Back-off before the k-th retry of a batch (ms): 50 · 2^k, at most RETRY_MAX_MS. */
+export const RETRY_BASE_MS = 50;
+export const RETRY_MAX_MS = 2000;
+
+function randomId(prefix) {
+  const bytes = new Uint8Array(6);
+  crypto.getRandomValues(bytes);
+  return `${prefix}-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
 
 export class SampleSink {
-  /** @param {string} cell cell id; @param {string} base origin-relative API prefix */
-  constructor(cell, base = '/api') {
+  /**
+   * @param {string} cell cell id
+   * @param {{base?: string, token?: string|null, prefix?: string, fetchImpl?: Function}} options
+   *   base: origin-relative API prefix; token: the run's token (runner page URL); prefix: `w`
+   *   (worker) or `p` (page), the start of this sink's `src`.
+   */
+  constructor(cell, { base = '/api', token = null, prefix = 'w', fetchImpl = null } = {}) {
     this.url = `${base}/cells/${encodeURIComponent(cell)}/samples`;
-    this.chain = Promise.resolve();
-    this.failures = 0;
+    this.headers = { 'content-type': 'application/json', ...(token ? { 'x-harness-token': token } : {}) };
+    this.fetch = fetchImpl ?? ((...a) => fetch(...a));
+    this.src = randomId(prefix);
+    this.n = 0; // last number given
+    this.acked = 0; // every sample up to this number was answered (or given up)
+    this.queue = []; // [{n, json}]
+    this.sending = false;
+    this.scheduled = false;
+    this.waiters = []; // [{n, resolve}]
     this.closed = false;
+    this.dropped = 0; // queue full
+    this.failures = 0; // batches given up (final 4xx other than 422)
+    this.retries = 0;
   }
 
   /** Post nothing more (an emulated page kill: web/emulation/memory-budget.js). */
@@ -18,18 +63,94 @@ export class SampleSink {
     this.closed = true;
   }
 
-  /** Queue one sample (a plain JSON-able object with a `kind`). */
+  /** Queue one sample (a plain JSON-able object with a `kind`); resolves when it was answered. */
   post(sample) {
-    if (this.closed) return this.chain;
-    const body = JSON.stringify({ samples: [{ t_ms: performance.now(), ...sample }] });
-    this.chain = this.chain.then(() => fetch(this.url, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body,
-    }).then((r) => { if (!r.ok) this.failures += 1; }, () => { this.failures += 1; }));
-    return this.chain;
+    if (this.closed) return Promise.resolve();
+    this.n += 1;
+    const n = this.n;
+    if (this.queue.length >= MAX_QUEUE) {
+      this.dropped += 1; // numbered and lost: the store records the gap
+      return Promise.resolve();
+    }
+    this.queue.push({ n, json: JSON.stringify({ t_ms: performance.now(), ...sample, n }) });
+    this.kick();
+    return this.until(n);
   }
 
-  /** Resolves when every queued sample has been answered by the server. */
+  /** Resolves when every sample posted so far was answered. */
   flush() {
-    return this.chain;
+    return this.until(this.n);
+  }
+
+  until(n) {
+    if (this.acked >= n) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ n, resolve }));
+  }
+
+  kick() {
+    if (this.sending || this.scheduled) return;
+    this.scheduled = true;
+    // samples posted in the same task (a step, a device loss) leave together
+    queueMicrotask(() => {
+      this.scheduled = false;
+      this.sendAll();
+    });
+  }
+
+  take() {
+    const batch = [];
+    let bytes = 64;
+    while (this.queue.length && batch.length < MAX_BATCH) {
+      const next = this.queue[0];
+      if (batch.length && bytes + next.json.length + 1 > MAX_BATCH_BYTES) break;
+      bytes += next.json.length + 1;
+      batch.push(this.queue.shift());
+    }
+    return batch;
+  }
+
+  async sendAll() {
+    if (this.sending) return;
+    this.sending = true;
+    try {
+      while (this.queue.length && !this.closed) {
+        const batch = this.take();
+        // queue: samples unanswered as this batch leaves (it and those behind it): what a crash now loses
+        const unanswered = batch.length + this.queue.length;
+        const body = `{"src":${JSON.stringify(this.src)},"queue":${unanswered},"samples":[${batch.map((s) => s.json).join(',')}]}`;
+        for (let attempt = 0; ; attempt++) {
+          let status = 0;
+          try {
+            status = (await this.fetch(this.url, { method: 'POST', headers: this.headers, body })).status;
+          } catch {
+            status = 0; // network error: the request may or may not have arrived
+          }
+          const final = (status >= 200 && status < 300) || (status >= 400 && status < 500 && ![408, 429].includes(status));
+          if (final) {
+            if (status >= 400 && status !== 422) this.failures += 1;
+            break;
+          }
+          if (this.closed) break;
+          this.retries += 1;
+          const wait = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** attempt) * (0.75 + Math.random() / 2);
+          await new Promise((r) => setTimeout(r, wait));
+        }
+        // queue empty: every number given is answered or was dropped (queue full)
+        this.acked = this.queue.length ? batch[batch.length - 1].n : this.n;
+        this.wake();
+      }
+    } finally {
+      this.sending = false;
+    }
+    if (this.closed) {
+      this.acked = this.n;
+      this.wake();
+    }
+  }
+
+  wake() {
+    const still = [];
+    for (const w of this.waiters) (w.n <= this.acked ? w.resolve() : still.push(w));
+    this.waiters = still;
   }
 }

@@ -1,0 +1,46 @@
+"""``merge`` of run folders a crash left behind (recorded real runs, copied and damaged the way
+a killed harness damages them): a torn last line is dropped and said, a torn line in the middle
+is an error (never dropped silently), a cell left ``pending`` becomes ``failed``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.store.merge import MergeError, merge
+
+RECORDED = Path(__file__).resolve().parent / "runs" / "chromium-decode-loop"
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    d = tmp_path / name
+    shutil.copytree(RECORDED, d)
+    return d
+
+
+def test_a_killed_run_merges_with_its_unfinished_cell_failed_and_its_torn_last_line_said(tmp_path):
+    d = _copy(tmp_path, "killed")
+    manifest = json.loads((d / "manifest.json").read_text())
+    manifest["cells"][-1]["status"] = "pending"   # what a SIGKILLed harness leaves
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    lines = (d / "samples.jsonl").read_text().splitlines()
+    (d / "samples.jsonl").write_text("\n".join(lines) + "\n" + lines[-1][: len(lines[-1]) // 2])
+    out = merge([d], tmp_path / "merged", argv=["test"])
+    statuses = [c["status"] for c in out["cells"]]
+    assert "pending" not in statuses
+    last = out["cells"][-1]
+    assert last["status"] == "failed" and "killed" in last["reason"]
+    assert out["merged_from"][0]["torn_last_line_dropped"] is True
+    assert len((tmp_path / "merged" / "samples.jsonl").read_text().splitlines()) == len(lines)
+
+
+def test_a_torn_line_in_the_middle_is_an_error_naming_it(tmp_path):
+    d = _copy(tmp_path, "torn")
+    lines = (d / "samples.jsonl").read_text().splitlines()
+    lines[5] = lines[5][:20]
+    (d / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(MergeError, match=r"samples.jsonl line 6 is not JSON: a torn or edited line in the middle"):
+        merge([d], tmp_path / "merged", argv=["test"])
