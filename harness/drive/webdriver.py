@@ -43,6 +43,9 @@ class WebDriverSession(BrowserSession):
     def open(self, url: str) -> None:
         self._call(lambda: self._driver.get(url))
 
+    def page_object(self):
+        return self._driver
+
     def _call(self, fn):
         try:
             return fn()
