@@ -75,13 +75,14 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
     return plan, run_dir
 
 
-def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
+def execute(plan: P.RunPlan, run_dir: Path, sampler=None, runner=None):
     """Run every cell with a progress bar per cell (counting steps) and one for all cells;
-    with ``sampler`` (``--auto-sample``) add rounds until it says stop. Returns the cells."""
+    with ``sampler`` (``--auto-sample``) add rounds until it says stop. ``runner``: a runner
+    made by the caller (``app``'s), else a :class:`harness.drive.runner.Runner`. Returns the cells."""
     from harness.drive.runner import Runner
 
     sigterm_as_interrupt()
-    runner = Runner(plan, run_dir, argv=sys.argv)
+    runner = runner or Runner(plan, run_dir, argv=sys.argv)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as progress:
         overall = progress.add_task("cells", total=len(runner.cells))
@@ -90,7 +91,7 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
         def on(event, cell, info):
             name = f"{cell.browser} {cell.workload}/{cell.variant}"
             if event == "start":
-                tasks[cell.cell] = progress.add_task(name, total=cell.tokens)
+                tasks[cell.cell] = progress.add_task(name, total=cell.tokens or None)  # an app: maybe unknown
             elif event == "step":
                 progress.update(tasks[cell.cell], completed=info["steps"])
             elif event == "end":
