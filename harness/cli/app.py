@@ -142,9 +142,10 @@ def app(
     failed = [c for c in cells if c.status not in ("ok", "skipped")]
     if failed:
         err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed),
-                  highlight=False, markup=False, emoji=False)
+                  highlight=False, markup=False, emoji=False, soft_wrap=True)
     if analysis.failed_budgets:
         err.print(f"{len(analysis.failed_budgets)} budget(s) failed: "
-                  + "; ".join(r.budget.name for r in analysis.failed_budgets), highlight=False, markup=False)
+                  + "; ".join(r.budget.name for r in analysis.failed_budgets), highlight=False, markup=False,
+                  soft_wrap=True)
     if failed or analysis.failed_budgets:
         raise typer.Exit(1)
