@@ -98,7 +98,7 @@ def parse_apps(values: Iterable[str]) -> list[AppTarget]:
     for item in values or []:
         name, url = None, item
         head, sep, tail = item.partition("=")
-        if sep and "://" not in head:
+        if sep and "://" not in head and tail.strip().lower().startswith(("http://", "https://")):
             name, url = head.strip(), tail.strip()
             if not _NAME.match(name):
                 raise PlanError(f"app name {name!r} must be letters, digits, '.', '_' or '-' (at most 64)")

@@ -11,6 +11,7 @@ skipped and every budget passes, 1 otherwise, 2 on bad input, 130 when interrupt
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -129,8 +130,6 @@ def app(
             start_timeout=start_timeout, action_timeout=action_timeout, actions=given, script=script,
             repeat=repeat, output=output, headed=headed, browser_path=browser_path, browser_arg=browser_arg,
             without_flag=without_flag, memory_interval_ms=memory_interval_ms, memory_budget=memory_budget)
-    import sys
-
     runner = AppRunner(plan, run_dir, argv=sys.argv)
     try:
         cells = execute(plan, run_dir, runner=runner)
