@@ -1,13 +1,13 @@
 """Run every benchmark and print its ratios.
 
-Usage: python -m benchmarks [probe-overhead] [harness-rss] [bind-group-cache]"""
+Usage: python -m benchmarks [probe-overhead] [harness-rss] [bind-group-cache] [app-overhead]"""
 
 import sys
 
-from benchmarks import bind_group_cache, harness_rss, probe_overhead
+from benchmarks import app_overhead, bind_group_cache, harness_rss, probe_overhead
 
 ALL = {"probe-overhead": probe_overhead.main, "harness-rss": harness_rss.main,
-       "bind-group-cache": bind_group_cache.main}
+       "bind-group-cache": bind_group_cache.main, "app-overhead": app_overhead.main}
 
 names = sys.argv[1:] or list(ALL)
 for name in names:
