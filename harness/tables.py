@@ -46,6 +46,9 @@ SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "w
                    "live_bind_groups_max", "modeled_native_bytes_max", "content_rss_bytes_max",
                    "memory_budget_bytes", "would_be_killed_at_token", "engine", "content_footprint_bytes_max",
                    *PROVENANCE_COLUMNS, "js_heap_bytes_max", "js_heap"]
+#: Columns of ``webgpu-harness app`` cells (empty for workloads): the app, its title, the step
+#: triggers seen, and the page or worker global measured (harness/app_plan.py ``AppCell``).
+APP_COLUMNS = ["app_url", "app_title", "step_kind", "measured_realm"]
 
 
 @dataclass
@@ -81,6 +84,8 @@ def build(run_dir: Path) -> Tables:
         cell = cells.get(s.get("cell"), {})
         keys = {k: cell.get(k) for k in CELL_KEYS}
         kind = s.get("kind")
+        if cell.get("realm") and kind in ("step", "env") and s.get("realm") != cell["realm"]:
+            continue  # an app cell: only its measured realm's steps (samples.jsonl keeps every realm's)
         if kind == "step":
             row = {**keys, "step": s["step"], "token": s.get("token"), "logits_hash": s.get("logits_hash"),
                    "cpu_ms": s.get("cpu_ms"), "wall_ms": s.get("wall_ms"), "received_s": s.get("received_s")}
@@ -167,6 +172,10 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
                                               if len(content) and content["footprint_bytes"].notna().any() else None)
         row.update(_heap_and_cpu(memory[memory["cell"] == c["cell"]]))
         row.update(own_terms(c.get("workload"), s))
+        if c.get("app_url"):
+            row.update(app_url=c["app_url"], app_title=c.get("app_title"), step_kind=c.get("step_kind"),
+                       measured_realm=" ".join(x for x in (c.get("realm_kind"), c.get("script_type") and f"({c['script_type']})",
+                                                           c.get("realm_url")) if x) or None)
         rows.append(row)
     summary = pd.DataFrame(rows)
     for col in SUMMARY_COLUMNS:
@@ -175,13 +184,17 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
     summary["tokens_identical"] = _tokens_identical(summary, steps)
     peaks = sorted(c for c in summary.columns if c.startswith(("peak_rss_bytes_", "peak_footprint_bytes_")))
     cpu = sorted(c for c in summary.columns if c.startswith("cpu_s_"))
-    own = [c for c in summary.columns if c not in SUMMARY_COLUMNS and c != "machine" and c not in peaks + cpu]
-    return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks + cpu + own]
+    apps = APP_COLUMNS if any(c.get("app_url") for c in manifest.get("cells", [])) else []
+    for col in apps:
+        if col not in summary:
+            summary[col] = pd.Series(dtype="object")
+    own = [c for c in summary.columns if c not in SUMMARY_COLUMNS and c != "machine" and c not in peaks + cpu + apps]
+    return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks + cpu + apps + own]
 
 
 #: What one step of each workload is (summary.csv ``step_unit``; default ``token``).
 STEP_UNITS = {"dispatch-overhead": "method × round", "ort-run": "session.run (create and release too)",
-              "upload": "upload", "lifecycle": "page load"}
+              "upload": "upload", "lifecycle": "page load", "app": "app step (--step-on)"}
 #: Dispatch-overhead methods in table order (workloads/dispatch-overhead/main.js configurations).
 DISPATCH_METHODS = ["single-op", "sequential", "batched-1", "batched-16", "batched-64", "batched-all", "one-pass",
                     "phases"]
@@ -314,8 +327,8 @@ def _tokens_identical(summary: pd.DataFrame, steps: pd.DataFrame) -> list:
         if row["webgpu"] == "emulated":
             out.append("not comparable")
             continue
-        if row["status"] != "ok":
-            out.append("n/a")
+        if row["status"] != "ok" or all(pd.isna(t) for t, _ in seqs.get(row["cell"], [])):
+            out.append("n/a")  # unfinished, or no tokens to compare (an app's steps)
             continue
         peers = summary[(summary["browser"] == row["browser"]) & (summary["workload"] == row["workload"])
                         & (summary["profile"].fillna("") == (row["profile"] or ""))

@@ -3,6 +3,7 @@ harness/pipeline.py (analysis). Only this package turns bad input into exit stat
 (harness/cli/common.py); nothing imports it.
 
     run      measure workloads in browsers into a run folder (run.py)
+    app      measure a user's own web app, probes injected (app.py)
     serve    serve workloads for a browser you open yourself (serve.py)
     report   analyse any run folder again, no browser (report.py)
     compare  B − A between two run folders (compare.py)
@@ -18,6 +19,7 @@ from __future__ import annotations
 import typer
 
 from harness import __version__
+from harness.cli import app as app_cmd
 from harness.cli import compare, doctor, index, merge, native, report, run, serve, setup
 from harness.cli.common import say
 
@@ -25,11 +27,13 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=N
                   help="Measure, in real browsers, what WebGPU LLM decoding costs per generated token.")
 
 #: Commands in --help order: (name, function).
-COMMANDS = (("run", run.run), ("serve", serve.serve), ("report", report.report), ("compare", compare.compare),
-            ("merge", merge.merge), ("index", index.index), ("native", native.native), ("doctor", doctor.doctor),
-            ("setup", setup.setup))
+COMMANDS = (("run", run.run), ("app", app_cmd.app), ("serve", serve.serve), ("report", report.report),
+            ("compare", compare.compare), ("merge", merge.merge), ("index", index.index), ("native", native.native),
+            ("doctor", doctor.doctor), ("setup", setup.setup))
+#: Commands with a click command class of their own.
+CLASSES = {"app": app_cmd.AppCommand}
 for _name, _fn in COMMANDS:
-    app.command(_name)(_fn)
+    app.command(_name, cls=CLASSES.get(_name))(_fn)
 
 
 def version_line() -> str:

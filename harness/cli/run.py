@@ -134,12 +134,13 @@ def cell_label(cell) -> str:
     return f"{cell.browser} {cell.workload}/{cell.variant}{profile}{sweep}"
 
 
-def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
+def execute(plan: P.RunPlan, run_dir: Path, sampler=None, runner=None):
     """Run every cell with a progress bar per cell (counting steps) and one for all cells;
-    with ``sampler`` (``--auto-sample``) add rounds until it says stop. Returns the cells."""
+    with ``sampler`` (``--auto-sample``) add rounds until it says stop. ``runner``: a runner
+    made by the caller (``app``'s), else a :class:`harness.drive.runner.Runner`. Returns the cells."""
     from harness.drive.runner import Runner
 
-    runner = Runner(plan, run_dir, argv=sys.argv)
+    runner = runner or Runner(plan, run_dir, argv=sys.argv)
     if runner.reaped:
         say(f"ended {len(runner.reaped)} process(es) a killed harness left running: {', '.join(runner.reaped)}")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -154,7 +155,7 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None):
             if event == "start" and cell.cell not in tasks:  # a retried cell keeps its bar
                 # the workload's own steps (its manifest's "steps": e.g. rounds × methods, uploads)
                 total = workloads[cell.workload].expected_steps(cell.params, cell.tokens) if cell.workload in workloads else None
-                tasks[cell.cell] = progress.add_task(name, total=total or cell.tokens)
+                tasks[cell.cell] = progress.add_task(name, total=total or cell.tokens or None)  # an app: maybe unknown
             elif event == "step":
                 done[cell.cell] = info["steps"]
                 progress.update(tasks[cell.cell], completed=info["steps"])

@@ -113,6 +113,15 @@ class BrowserSession(abc.ABC):
         """``(tag, ok)`` of each :meth:`collect_garbage` request answered since the last call."""
         return []
 
+    def watch_worker(self, url: str) -> None:
+        """Read :meth:`worker_heap` from the worker whose script URL contains ``url`` from now on
+        (an app's worker instead of the harness's ``/web/worker.js``)."""
+
+    def page_object(self):
+        """The driver's own object for the open page, for user code (``app --script``): a
+        Playwright ``Page``, or the Selenium ``WebDriver``; None when there is none."""
+        return None
+
     @abc.abstractmethod
     def close(self) -> None:
         """Close the browser; never raises."""

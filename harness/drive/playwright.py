@@ -73,6 +73,8 @@ class PlaywrightSession(BrowserSession):
         self._msg_id = 0
         self._gc_pending: dict[int, object] = {}
         self._gc_done: list[tuple[object, bool]] = []
+        #: the worker whose heap :meth:`worker_heap` reads: the first target whose URL contains this
+        self.heap_worker_url = "/web/worker.js"
 
     def _set_death(self, why: str) -> None:
         if self._death is None:
@@ -87,7 +89,9 @@ class PlaywrightSession(BrowserSession):
             return f"browser process (pid {root.pid}) exited"
         return None
 
-    def open(self, url: str) -> None:
+    def open(self, url: str, before_goto=None) -> None:
+        """``before_goto(browser, context)``, when given, runs in the new context before the
+        page navigates (``app --inject cdp``: harness/drive/inject.py attaches there)."""
         if self._context is not None:
             self._context.close()
         self._worker_session = None
@@ -95,9 +99,18 @@ class PlaywrightSession(BrowserSession):
         self._gc_pending.clear()
         self._gc_done.clear()
         self._context = self._browser.new_context(**self.context_options)
+        if before_goto is not None:
+            before_goto(self._browser, self._context)
         self._page = self._context.new_page()
         self._page.on("crash", lambda *_: self._set_death("renderer crashed (page crash event)"))
         self._page.goto(url)
+
+    def page_object(self):
+        return self._page
+
+    def watch_worker(self, url: str) -> None:
+        if url != self.heap_worker_url:
+            self.heap_worker_url, self._worker_session, self._heap = url, None, None
 
     def evaluate(self, expression: str):
         return self._page.evaluate(expression)
@@ -153,13 +166,13 @@ class PlaywrightSession(BrowserSession):
         if self._death or self._cdp is None:
             return None
         with interrupts_deferred():  # CDP calls dispatch listeners too
-            return self._worker_heap()
+            return self._worker_send_now(method)
 
-    def _worker_heap(self) -> dict[str, int] | None:
+    def _worker_send_now(self, method: str) -> int | None:
         try:
             if self._worker_session is None:
                 targets = self._cdp.send("Target.getTargets")["targetInfos"]
-                worker = next((t for t in targets if t["type"] == "worker" and "/web/worker.js" in t["url"]), None)
+                worker = next((t for t in targets if t["type"] == "worker" and self.heap_worker_url in t["url"]), None)
                 if worker is None:
                     return None
                 self._worker_session = self._cdp.send(

@@ -62,6 +62,9 @@ class WebDriverSession(BrowserSession):
                 break
         return self._page_pid
 
+    def page_object(self):
+        return self._driver
+
     def _call(self, fn):
         try:
             return fn()

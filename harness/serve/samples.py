@@ -48,6 +48,8 @@ class _Sample(BaseModel):
     model_config = STRICT
     n: int = Field(ge=1, le=1 << 40, description="the sender's sequence number (1, 2, 3…)")
     t_ms: Millis | None = Field(None, description="performance.now() in the sender (ms)")
+    #: the page or worker global that sent it (apps measured by injection, web/inject/)
+    realm: str | None = Field(None, max_length=64)
 
 
 class EnvSample(_Sample):
@@ -161,6 +163,47 @@ PageSample = Annotated[
 _PAGE_SAMPLE = TypeAdapter(PageSample)
 #: The ``kind`` values a sender may post.
 PAGE_KINDS = ("env", "step", "log", "error", "skip", "done", "uasm", "device_lost", "uncaptured_error", "heartbeat")
+
+
+class DeviceSample(_Sample):
+    """An injected realm got a GPUDevice (web/inject/bootstrap.js): its adapter and features."""
+
+    kind: Literal["device"]
+    adapter: dict[str, Scalar] = Field(default_factory=dict, max_length=32)
+    features: list[str] = Field(default_factory=list, max_length=256)
+
+
+class WorkerSample(_Sample):
+    """An injected realm started a worker (web/inject/workers.js). ``instrumented`` is False
+    (with ``reason``) when the bootstrap could not go in, None when an ``env`` sample with this
+    ``worker_id`` decides it."""
+
+    kind: Literal["worker"]
+    worker_id: str = Field(max_length=64)
+    worker_kind: str = Field(max_length=32)
+    url: str = Field(max_length=8_000)
+    script_type: str | None = Field(None, max_length=16)
+    via: str | None = Field(None, max_length=32)
+    instrumented: bool | None = None
+    reason: str = Field("", max_length=2_000)
+
+
+#: What an app's injected realms post (web/inject/README.md, "Samples").
+InjectedSample = Annotated[Union[EnvSample, StepSample, LogSample, DeviceSample, WorkerSample],
+                           Field(discriminator="kind")]
+_INJECTED = TypeAdapter(InjectedSample)
+
+
+def check_injected(raw: dict) -> dict:
+    """One sample an injected realm posted, checked against :data:`InjectedSample`; returns it
+    as sent (less ``received_s``, which the run's store sets). Raises ``ValueError`` with one
+    line when it does not fit (pydantic's ValidationError is one)."""
+    sample = {k: v for k, v in raw.items() if k != "received_s"}
+    _INJECTED.validate_python(sample)
+    bad = [k for k in RESERVED_KEYS if k in sample]
+    if bad:
+        raise ValueError(f"sample may not set {', '.join(bad)} (the harness sets them)")
+    return sample
 
 
 class SampleBatch(BaseModel):

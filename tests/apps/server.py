@@ -11,7 +11,7 @@ front of it.
     .venv/bin/python tests/apps/server.py --port 8100 --isolated --csp "script-src 'self'; worker-src 'self' blob:"
 
 App pages: /transformers/, /ort-classic/, /ort-blob/, /main-thread/, /nested/, /eager-module/,
-/eager-blob/, /no-device/.
+/eager-blob/, /no-device/, /interactive/.
 """
 
 from __future__ import annotations

@@ -190,3 +190,32 @@ def test_analysis_only_install_reports_compares_and_merges(tmp_path, wheel):
     r = _cli(bin_dir, tmp_path, "run", "-b", "chromium")
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert r.returncode == 2 and len(lines) == 1 and "pip install 'webgpu-harness[measure]'" in lines[0], r.stderr
+
+
+def test_installed_wheel_gives_a_pytest_project_the_webgpu_probes_fixture(venv, tmp_path):
+    """Issue 16's plugin check: a tiny pytest project next to the installed wheel uses the
+    plugin's fixtures (entry point pytest11) on a served page and asserts the bind groups it
+    counts (tests/apps/main-thread: 3 per step)."""
+    import sys as _sys
+
+    _sys.path.insert(0, str(REPO / "tests" / "apps"))
+    from server import Served, create_app
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_page.py").write_text(
+        "import os\n\nimport harness\n\n\n"
+        "def test_three_bind_groups_per_step(webgpu_browser, webgpu_probes):\n"
+        "    page = webgpu_browser.new_page()\n"
+        "    probes = webgpu_probes(page)\n"
+        "    page.goto(os.environ['APP_URL'])\n"
+        "    page.wait_for_selector('text=done')\n"
+        "    assert probes.counts('create_bind_group') == [3, 3, 3, 3, 3]\n"
+        "    assert probes.realms()[0]['kind'] == 'page'\n"
+        "    print('harness from', harness.__file__)\n")
+    with Served(create_app()) as srv:
+        r = subprocess.run([str(venv / "python"), "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "test_page.py"],
+                           cwd=project, capture_output=True, text=True, timeout=600,
+                           env=_env(APP_URL=f"{srv.url}/main-thread/?steps=5"))
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
+    assert f"harness from {venv.parent}" in r.stdout, r.stdout[-2000:]   # the wheel's plugin, not the clone's

@@ -1,0 +1,251 @@
+"""Runs the cells of ``webgpu-harness app``: a user's unmodified app in each browser, with the
+probes injected into its page and every worker it starts (web/inject/).
+
+Per cell (app × browser × injection path × repetition), in a fresh browser context:
+
+  1. the app's URL must answer (an HTTP GET from the harness; unreachable or ≥ 400: failed);
+  2. an :class:`~harness.serve.injection.InjectionCore` holds the bootstrap and takes the
+     realms' samples; ``cdp`` attaches :class:`~harness.drive.inject.ChromiumInjector` to the new
+     context before the page navigates, ``proxy`` opens the app through a
+     :class:`~harness.serve.proxy.ReverseProxy`;
+  3. the page actions (``--wait-for``/``--click``/``--fill`` in order, then ``--script``) run
+     while the harness-side probes (memory per process, worker heap) keep sampling;
+  4. the cell ends when the measured realm reached ``--steps``, after ``--duration`` seconds
+     from opening, or ``--idle`` seconds after the app's last step; with no step
+     ``--start-timeout`` seconds after the actions it ends too;
+  5. the page realm is flushed (and, for ``interval:`` steps, its open step ended) and the
+     workers' batches (sent at most 100 ms after a step) are given 0.6 s to arrive.
+
+The *measured realm* is the page or worker global that made a GPUDevice and reported the most
+steps; steps.csv keeps its steps (harness/tables.py), samples.jsonl keeps every realm's. No
+device in any realm: ``skipped``, "no WebGPU device". A device but no step: ``failed``.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+from harness.app_plan import AppCell, AppPlan
+from harness.drive.actions import ActionFailed, perform, run_script
+from harness.drive.base import BrowserSession
+from harness.drive.runner import Runner
+from harness.probe.base import ProbeContext
+from harness.probe.registry import PROBES
+from harness.serve.injection import InjectConfig, InjectionCore
+from harness.serve.realms import RealmWatch
+
+#: Seconds the workers' last batches get to arrive after the page was flushed (web/inject/
+#: transport.js sends a queued sample within 100 ms; the rest is slack for a loaded machine).
+FLUSH_WAIT_S = 0.6
+#: Seconds the harness's GET of the app URL may take.
+REACH_TIMEOUT_S = 10.0
+
+
+@dataclass
+class AppProbeContext(ProbeContext):
+    """A probe context whose ``token()`` is the measured realm's last step."""
+
+    watch: RealmWatch | None = None
+
+    def token(self) -> int | None:
+        return self.watch.last_step() if self.watch is not None else None
+
+
+def reachable(url: str) -> str | None:
+    """None when ``url`` answers a GET with a status below 400, else the reason (one line)."""
+    import httpx
+
+    try:
+        with httpx.Client(follow_redirects=True, timeout=REACH_TIMEOUT_S, trust_env=False) as client:
+            with client.stream("GET", url) as r:
+                status = r.status_code
+    except httpx.HTTPError as exc:
+        return f"the app at {url} is unreachable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    return f"the app at {url} answered HTTP {status}" if status >= 400 else None
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+class AppRunner(Runner):
+    """Executes an :class:`~harness.app_plan.AppPlan` into ``run_dir`` (module docstring).
+    The browser loop, launches, manifest and sample store are :class:`Runner`'s."""
+
+    plan: AppPlan
+
+    def run(self, close: bool = True) -> list:
+        pending = [c for c in self.cells if c.status == "pending"]
+        for cell in pending:
+            self.store.register(cell.cell, {"app_url": cell.app_url, "inject": cell.inject})
+        self.write_manifest()
+        try:
+            for browser in self.plan.browsers:
+                self._run_browser(browser, [c for c in pending if c.browser == browser], "")
+        except KeyboardInterrupt:
+            self.mark_unfinished("interrupted (Ctrl-C or SIGTERM) before this cell finished")
+            raise
+        finally:
+            self.write_manifest()
+            if close:
+                self.store.close()
+        return self.cells
+
+    def record_env(self, cell, env) -> None:
+        """App cells take adapter and WebGPU from their measured realm (:meth:`_describe`)."""
+
+    def _run_cell(self, session: BrowserSession, cell: AppCell, base_url: str) -> None:
+        watch = RealmWatch()
+        try:
+            self._run_app_cell(session, cell, watch)
+        except Exception as exc:  # a harness bug or a driver failure: the cell fails, the run goes on
+            if cell.status == "pending":
+                self._describe(cell, watch)
+                self._finish(cell, "failed", f"harness error: {type(exc).__name__}: {_one_line(exc)}; "
+                                             f"{watch.steps()} steps were received and kept")
+
+    def _run_app_cell(self, session: BrowserSession, cell: AppCell, watch: RealmWatch) -> None:
+        plan = self.plan
+        cell.browser_version = session.version
+        core = InjectionCore(InjectConfig(step_on=plan.step_on, webgpu=plan.webgpu,
+                                          emulation_options=dict(plan.emulation_options), probes=plan.probes),
+                             on_samples=lambda batch: self.store.append(cell.cell, watch.accept(batch)))
+        self.progress("start", cell, {})
+        problem = reachable(cell.app_url)
+        if problem:
+            self._finish(cell, "failed", problem)
+            return
+        opened = time.monotonic()
+        with ExitStack() as stack:
+            try:
+                if cell.inject == "proxy":
+                    from harness.serve.proxy import ReverseProxy
+
+                    proxy = stack.enter_context(ReverseProxy(cell.app_url, core))
+                    session.open(proxy.url_for(cell.app_url))
+                else:
+                    from harness.drive.inject import ChromiumInjector
+
+                    injector = ChromiumInjector(core)
+                    stack.callback(injector.detach)
+                    session.open(cell.app_url, before_goto=injector.attach)
+            except Exception as exc:
+                self._describe(cell, watch)
+                self._finish(cell, "failed", f"could not open the app ({cell.inject}): {_one_line(exc)}; "
+                                             f"{watch.steps()} steps were received and kept")
+                return
+            try:
+                cell.app_title = str(session.evaluate("document.title") or "")[:300]
+            except Exception:
+                pass
+            ctx = AppProbeContext(self.store, cell.cell, session, plan, watch)
+            started = []
+            try:
+                for probe in [P(ctx) for P in PROBES if P.enabled(plan)]:
+                    probe.start()
+                    started.append(probe)
+                ended = self._measure(session, cell, watch, started, opened)
+                if not session.dead():
+                    self._flush(session)
+            finally:
+                for probe in reversed(started):
+                    try:
+                        probe.stop()
+                    except Exception:  # a probe's failure to stop never hides the cell's outcome
+                        pass
+        self._describe(cell, watch)
+        if ended:  # after the flush: every step that arrived is counted
+            status, reason = ended[0], f"{ended[1]}; {watch.steps()} steps were received and kept"
+        else:
+            status, reason = self._verdict(watch)
+        self._finish(cell, status, reason)
+
+    def _measure(self, session: BrowserSession, cell: AppCell, watch: RealmWatch, probes: list,
+                 opened: float) -> tuple[str, str] | None:
+        """Page actions, then wait for the cell's end (module docstring). Returns (``failed``,
+        why) when the cell failed on the way, None when it ended normally."""
+        plan = self.plan
+        seen = [0]
+
+        def tick() -> str | None:
+            session.pump(0.1)
+            now = time.monotonic()
+            for probe in probes:
+                probe.poll(now)
+            m = watch.measured()
+            if m is not None and m.steps != seen[0]:
+                seen[0] = m.steps
+                self.progress("step", cell, {"steps": m.steps})
+            if m is not None and (m.env or {}).get("realm_kind") in ("worker", "sharedworker", "serviceworker"):
+                session.watch_worker(m.env.get("realm_url") or "")
+            return session.dead()
+
+        try:
+            perform(plan.actions, session.page_object(), tick, plan.action_timeout_s)
+            if plan.script is not None:
+                run_script(plan.script, session.page_object())
+        except ActionFailed as exc:
+            return "failed", str(exc)
+        ready = time.monotonic()
+        while True:
+            why = tick()
+            if why:
+                return "failed", why
+            now = time.monotonic()
+            if plan.steps and watch.steps() >= plan.steps:
+                return None
+            if plan.duration_s and now - opened >= plan.duration_s:
+                return None
+            last = watch.last_step_monotonic()
+            if last is None and now - ready > plan.start_timeout_s:
+                return None
+            if last is not None and not plan.duration_s and now - max(last, ready) > plan.idle_s:
+                return None
+
+    def _flush(self, session: BrowserSession) -> None:
+        """Send what the page realm queued (ending its open step first for ``interval:`` steps)
+        and give the workers' last batches time to arrive."""
+        try:
+            if self.plan.step_on.startswith("interval:"):
+                session.evaluate("globalThis.__webgpuHarness?.endStep() ?? null")
+            session.evaluate("globalThis.__webgpuHarness?.flush().then(() => true) ?? null")
+        except Exception:  # the page navigated away or the app replaced it: nothing to flush
+            pass
+        session.pump(FLUSH_WAIT_S)
+
+    def _verdict(self, watch: RealmWatch) -> tuple[str, str]:
+        plan = self.plan
+        m = watch.measured()
+        if m is None:
+            realms = len(watch.realms)
+            return "skipped", (f"no WebGPU device ({realms} realm(s) instrumented, none asked for a GPUDevice "
+                               f"within {plan.start_timeout_s:g} s of the page actions)")
+        if m.steps == 0:
+            return "failed", (f"the app made a GPUDevice but no step ended (--step-on {plan.step_on}) within "
+                              f"{plan.start_timeout_s:g} s; try another --step-on, e.g. interval:1000")
+        if plan.steps and m.steps < plan.steps:
+            return "failed", (f"the app stopped after {m.steps} of --steps {plan.steps} (no step for {plan.idle_s:g} s); "
+                              f"{m.steps} steps were received and kept")
+        return "ok", ""
+
+    def _describe(self, cell: AppCell, watch: RealmWatch) -> None:
+        """What the probes found, into the manifest cell (harness/app_plan.py ``AppCell``)."""
+        m = watch.measured()
+        cell.realms = [r.describe() for r in watch.realms.values()]
+        cell.workers_not_instrumented = watch.not_instrumented()
+        page = next((r for r in watch.realms.values() if (r.env or {}).get("realm_kind") == "page"), None)
+        env = (m.env if m else None) or (page.env if page else None) or {}
+        cell.webgpu = {"real": "real", "emulated": "emulated"}.get(env.get("webgpu"), cell.webgpu)
+        if m is None:
+            return
+        a = (m.device or {}).get("adapter") or {}
+        parts = [a.get("vendor"), a.get("architecture")] if a.get("architecture") else [a.get("vendor"), a.get("description")]
+        cell.adapter = " ".join(str(x) for x in parts if x)
+        cell.realm, cell.step_kind = m.id, "+".join(sorted(m.triggers))
+        cell.realm_kind, cell.realm_url = env.get("realm_kind") or "", env.get("realm_url") or ""
+        cell.script_type = env.get("script_type") or ""
+        if not self.plan.steps:
+            cell.tokens = m.steps
