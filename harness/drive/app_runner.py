@@ -52,6 +52,10 @@ class AppProbeContext(ProbeContext):
     def token(self) -> int | None:
         return self.watch.last_step() if self.watch is not None else None
 
+    def token_at(self, time_s: float) -> int | None:
+        """The measured realm's last step (an app's realms have no common step clock)."""
+        return self.token()
+
 
 def reachable(url: str) -> str | None:
     """None when ``url`` answers a GET with a status below 400, else the reason (one line)."""
@@ -97,7 +101,9 @@ class AppRunner(Runner):
     def record_env(self, cell, env) -> None:
         """App cells take adapter and WebGPU from their measured realm (:meth:`_describe`)."""
 
-    def _run_cell(self, session: BrowserSession, cell: AppCell, base_url: str) -> None:
+    def _run_cell(self, session: BrowserSession, cell: AppCell, base_url: str, last_try: bool = True) -> bool:
+        """One app cell in ``session``; always True (an app cell is never retried in a fresh
+        browser: what it did is the measurement)."""
         watch = RealmWatch()
         try:
             self._run_app_cell(session, cell, watch)
@@ -106,6 +112,7 @@ class AppRunner(Runner):
                 self._describe(cell, watch)
                 self._finish(cell, "failed", f"harness error: {type(exc).__name__}: {_one_line(exc)}; "
                                              f"{watch.steps()} steps were received and kept")
+        return True
 
     def _run_app_cell(self, session: BrowserSession, cell: AppCell, watch: RealmWatch) -> None:
         plan = self.plan

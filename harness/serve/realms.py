@@ -45,11 +45,14 @@ class RealmWatch:
         self.realms: dict[str, Realm] = {}
         self.workers: list[dict[str, Any]] = []
         self.refused = 0
+        #: second copies dropped (a batch both posted and relayed, web/inject/transport.js)
+        self.duplicates = 0
+        self._seen: dict[str, set[int]] = {}
 
     def accept(self, batch: list[dict]) -> list[dict]:
         """Check each sample of a batch (harness/serve/samples.py ``check_injected``) and note
-        what it says; returns what to record: the samples as sent, a ``log`` sample in place of
-        each one that does not fit."""
+        what it says; returns what to record: the samples as sent, a ``refused`` record (RESULTS.md)
+        in place of each one that does not fit; a second copy of a realm's ``n`` is dropped."""
         out = []
         now = time.monotonic()
         with self._lock:
@@ -58,10 +61,15 @@ class RealmWatch:
                     s = check_injected(raw)
                 except ValueError as exc:
                     self.refused += 1
-                    detail = " ".join(str(exc).split())[:300]
-                    out.append({"kind": "log", "message": f"refused a {str(raw.get('kind'))[:40]!r} sample an app "
-                                                          f"realm posted: {detail}"})
+                    n = raw.get("n") if isinstance(raw.get("n"), int) and not isinstance(raw.get("n"), bool) else None
+                    out.append({"kind": "refused", "src": str(raw.get("realm"))[:40], "n": n,
+                                "sample_kind": str(raw.get("kind"))[:40], "reason": " ".join(str(exc).split())[:500]})
                     continue
+                seen = self._seen.setdefault(str(s.get("realm")), set())
+                if s["n"] in seen:
+                    self.duplicates += 1
+                    continue
+                seen.add(s["n"])
                 out.append(s)
                 kind, rid = s["kind"], s.get("realm") or "?"
                 realm = self.realms.setdefault(rid, Realm(rid))

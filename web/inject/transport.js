@@ -6,7 +6,9 @@
 // (same origin) and a CSP `connect-src 'self'` allows it. Where the POST fails anyway (a CSP
 // without 'self', a service worker in the way) the realm relays its batch over a BroadcastChannel
 // to the top page, which sends it through a DevTools binding when one exists (Chromium) or its
-// own POST. Every sample carries `t_ms` (performance.now() of its realm, ms) and `realm`.
+// own POST. Every sample carries `t_ms` (performance.now() of its realm, ms), `realm` and `n`
+// (the realm's sequence number, 1, 2, 3…: the harness drops a second copy of one and counts the
+// numbers it never received, harness/serve/realms.py).
 //
 // Batching: a batch leaves when 32 samples are queued, when 100 ms passed since the last send
 // at the time a sample is queued, or 100 ms after the first queued sample (timer); so a decoder
@@ -32,6 +34,7 @@ export class Transport {
     this.lastSend = 0;
     this.chain = Promise.resolve();
     this.sent = 0;
+    this.n = 0;
     this.failed = 0;
     this.relayed = 0;
     this.url = new URL(SAMPLE_PATH, scope.origin && scope.origin !== 'null' ? scope.origin : scope.location.href).href;
@@ -41,7 +44,7 @@ export class Transport {
 
   /** Queue one sample object (must have `kind`). */
   post(sample) {
-    this.queue.push({ t_ms: this.scope.performance.now(), realm: this.realm.id, ...sample });
+    this.queue.push({ t_ms: this.scope.performance.now(), ...sample, realm: this.realm.id, n: ++this.n });
     const now = this.scope.performance.now();
     if (this.queue.length >= MAX_BATCH || now - this.lastSend >= MAX_DELAY_MS) this.flush();
     else if (this.timer === null) this.timer = this.o.setTimeout.call(this.scope, () => this.flush(), MAX_DELAY_MS);

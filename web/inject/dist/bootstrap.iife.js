@@ -2694,6 +2694,7 @@ var WebGPUHarnessInject = (() => {
       this.lastSend = 0;
       this.chain = Promise.resolve();
       this.sent = 0;
+      this.n = 0;
       this.failed = 0;
       this.relayed = 0;
       this.url = new URL(SAMPLE_PATH, scope.origin && scope.origin !== "null" ? scope.origin : scope.location.href).href;
@@ -2702,7 +2703,7 @@ var WebGPUHarnessInject = (() => {
     }
     /** Queue one sample object (must have `kind`). */
     post(sample) {
-      this.queue.push({ t_ms: this.scope.performance.now(), realm: this.realm.id, ...sample });
+      this.queue.push({ t_ms: this.scope.performance.now(), ...sample, realm: this.realm.id, n: ++this.n });
       const now = this.scope.performance.now();
       if (this.queue.length >= MAX_BATCH || now - this.lastSend >= MAX_DELAY_MS) this.flush();
       else if (this.timer === null) this.timer = this.o.setTimeout.call(this.scope, () => this.flush(), MAX_DELAY_MS);
