@@ -115,8 +115,15 @@ def build(run_dir: Path) -> Tables:
             detail = s.get("stack") or (s.get("reason") if kind == "cell_status" else "")
             if kind in ("device_lost", "uncaptured_error"):
                 detail = f"step {s.get('step')}: " + (s.get("reason") or s.get("error_type") or "")
+            message = s.get("message") or s.get("reason") or s.get("status")
+            if kind == "gap":
+                message = f"samples n={s.get('first_n')}–{s.get('last_n')} of sender {s.get('src')} never arrived"
+            elif kind == "process_exit":
+                message = f"{s.get('process_type')} (pid {s.get('pid')}) exited after step {s.get('step')}"
+            elif kind == "refused":
+                message = f"refused a {s.get('sample_kind')} sample (n={s.get('n')}, sender {s.get('src')}): {s.get('reason')}"
             event_rows.append({"cell": keys["cell"], "kind": kind, "received_s": s.get("received_s"),
-                               "message": s.get("message") or s.get("reason") or s.get("status"),
+                               "message": message,
                                "detail": detail})
     steps = pd.DataFrame(step_rows)
     for col in STEP_COLUMNS:
@@ -147,6 +154,10 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         row = {k: c.get(k) for k in ("cell", "browser", "browser_version", "adapter", "webgpu", "workload",
                                      "variant", "profile", "repetition", "tokens", "status", "reason")}
         row.update({k: c.get(k) or None for k in PROVENANCE_COLUMNS})
+        if row["status"] == "pending":  # the harness was killed (SIGKILL) mid-run, or is still running
+            row["status"] = "failed"
+            row["reason"] = (f"not finished when this folder was analysed (the harness was killed, or is still "
+                             f"running); {len(s)} steps were received and kept")
         if c.get("machine"):  # merged runs (harness/store/merge.py)
             row["machine"] = c["machine"]
         row.update({
