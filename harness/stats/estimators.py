@@ -254,7 +254,8 @@ def stratified_theil_sen(strata: list, confidence: float = CONFIDENCE
     series never count as slope: the median of every within-series pairwise slope. Its CI is
     Sen's (1968), from the sum of the series' Kendall statistics, independent series adding
     their variances n(n−1)(2n+5)/18 (ties ignored). Returns ``(slope, low, high, points)``;
-    ``(None, None, None, points)`` without a pair of distinct x; low/high None with fewer than 3 pairs."""
+    ``(None, None, None, points)`` without a pair of distinct x; low/high None with fewer than 3 pairs
+    (two floors give one pair: never a zero-width interval, so never "significant")."""
     slopes, var, points = [], 0.0, 0
     for x, y in strata:
         x, y = np.asarray(x, float), np.asarray(y, float)
@@ -276,9 +277,10 @@ def stratified_theil_sen(strata: list, confidence: float = CONFIDENCE
     if not len(allp):
         return None, None, None, points
     slope = float(np.median(allp))
-    if len(allp) < 3 or np.all(allp == allp[0]):
-        same = np.all(allp == allp[0])
-        return slope, (slope if same else None), (slope if same else None), points
+    if len(allp) < 3:  # one or two pairs: a slope, but nothing to say how far off it may be
+        return slope, None, None, points
+    if np.all(allp == allp[0]):  # every pair agrees (a count that grows by the same each step)
+        return slope, slope, slope, points
     c = sps.norm.ppf(0.5 + confidence / 2) * math.sqrt(var)
     n_pairs = len(allp)
     lo_i = int(np.clip(math.floor((n_pairs - c) / 2), 0, n_pairs - 1))

@@ -124,3 +124,19 @@ def test_warmup_is_excluded_and_after_token_moves_it():
     assert S.token_values(cell, "ms_per_token").tolist() == [10, 10, 10, 12, 10]           # token 0 left out
     assert S.estimate([cell], "bind_groups_per_token", warmup=3).value == 0                # "after token 2"
     assert S.estimate([cell], "ms_per_token").value == 10
+
+
+def test_a_slope_through_two_floors_has_no_interval_and_is_never_significant():
+    # one repetition whose floors are two points (a short run between collections): one pair
+    # of points gives a slope but no interval; a zero-width interval would call noise significant
+    from harness.stats.estimators import stratified_theil_sen
+
+    slope, lo, hi, points = stratified_theil_sen([(np.array([2.0, 7.0]), np.array([100.0, 1_337_000.0]))])
+    assert slope == (1_337_000.0 - 100.0) / 5 and lo is None and hi is None and points == 2
+    # three floors rising by the same each token: every pair agrees, an exact interval
+    slope, lo, hi, _ = stratified_theil_sen([(np.array([1.0, 2.0, 3.0]), np.array([10.0, 52.0, 94.0]))])
+    assert slope == lo == hi == 42.0
+    # two repetitions of two floors each: two pairs, still no interval
+    _, lo, hi, _ = stratified_theil_sen([(np.array([1.0, 5.0]), np.array([0.0, 8.0])),
+                                         (np.array([1.0, 5.0]), np.array([0.0, 9.0]))])
+    assert lo is None and hi is None
