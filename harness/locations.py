@@ -160,3 +160,22 @@ def install_kind() -> str:
     (``--version`` and ``manifest.json``'s ``harness_install``)."""
     root = clone_root()
     return f"clone {root}" if root is not None else f"wheel {PACKAGE_DIR}"
+
+
+def runtime_dir(current: str | None) -> str:
+    """``XDG_RUNTIME_DIR`` for what loads libwayland-client (MiniBrowser, wgpu-native's Vulkan
+    loader): ``current`` when it is a folder only we can use, else a private one under the
+    temporary folder (made 0700). Without it each load prints "error: XDG_RUNTIME_DIR is invalid
+    or not set in the environment." (harmless, but it reads as a failure)."""
+    import stat
+    import tempfile
+
+    if current and os.path.isdir(current) and os.stat(current).st_uid == os.getuid() \
+            and not os.stat(current).st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return current
+    path = os.path.join(tempfile.gettempdir(), f"webgpu-harness-runtime-{os.getuid()}")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    if os.stat(path).st_uid != os.getuid():  # someone else's: never share it
+        path = tempfile.mkdtemp(prefix="webgpu-harness-runtime-")
+    os.chmod(path, 0o700)
+    return path

@@ -11,6 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
+from harness import locations
 from harness.drive.base import BrowserDriver, BrowserNotFound, Located
 from harness.drive.reaper import REAPER
 from harness.drive.webdriver import COMMAND_TIMEOUT_S, WebDriverSession
@@ -42,6 +43,7 @@ def playwright_webkit() -> str | None:
         if (folder / "pw_run.sh").exists():
             return str(folder)
     return None
+
 
 
 class WebKitGTKDriver(BrowserDriver):
@@ -84,6 +86,7 @@ class WebKitGTKDriver(BrowserDriver):
             except BaseException:
                 xvfb.stop()
                 raise
+        env["XDG_RUNTIME_DIR"] = locations.runtime_dir(env.get("XDG_RUNTIME_DIR"))
         opts = webkitgtk_options(located.executable)
         for a in extra_args or []:
             opts.add_argument(a)

@@ -29,6 +29,11 @@ BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 1, "OpenGL": 2, "GL": 2}
 
 def import_wgpu():
     """``(wgpu module, None)`` or ``(None, reason)`` when wgpu-py cannot be imported."""
+    import os
+
+    from harness import locations
+
+    os.environ["XDG_RUNTIME_DIR"] = locations.runtime_dir(os.environ.get("XDG_RUNTIME_DIR"))
     try:
         import wgpu  # noqa: PLC0415
 

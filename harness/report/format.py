@@ -48,6 +48,8 @@ def value(v: Any, unit: str = "") -> str:
             if abs(float(v)) >= div:
                 x = float(v) / div
                 return f"{x:.3g} {name}{unit.replace('bytes', '')}" if abs(x) < 1000 else f"{x:,.0f} {name}{unit.replace('bytes', '')}"
+    if "bytes" in unit:  # under 1 KiB: still says it is bytes, so an interval reads in one unit
+        return f"{number(v)} B{unit.replace('bytes', '')}"
     return number(v)
 
 
@@ -87,7 +89,7 @@ def diff(d: Any) -> str:
         rci = ("" if d.rel_low is None or d.rel_low == d.rel_high
                else f" [{d.rel_low * 100:+.1f}%, {d.rel_high * 100:+.1f}%]")
         rel = f" ({d.rel * 100:+.1f}%{rci})"
-    unit = "" if "bytes" in d.unit and abs(d.diff) >= 1024 else f" {d.unit}"
+    unit = "" if "bytes" in d.unit or not d.unit else f" {d.unit}"  # bytes: signed() wrote B/KiB/MiB
     note = " (n=1: no interval)" if d.ci_method == "n=1: no interval" else ""
     return f"{signed(d.diff, d.unit)}{unit}{ci}{rel}{note}"
 

@@ -196,7 +196,9 @@ class Difference:
 
 
 def _rel(b: float, a: float) -> float | None:
-    return None if a == 0 else b / a - 1
+    """(b − a) / |a|: the change relative to a's size, with the sign of the difference (a
+    negative ``a``, e.g. a shrinking slope, never flips it)."""
+    return None if a == 0 else (b - a) / abs(a)
 
 
 def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP,
@@ -246,14 +248,14 @@ def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, wa
             if math.isfinite(ci.low) and math.isfinite(ci.high):
                 lo, hi, how = float(ci.low), float(ci.high), "welch-t"
         if lo is not None and ea.value != 0:
-            rlo, rhi = sorted((lo / ea.value, hi / ea.value))
+            rlo, rhi = lo / abs(ea.value), hi / abs(ea.value)
     else:
         if None not in (ea.ci_low, ea.ci_high, eb.ci_low, eb.ci_high):
             below = math.hypot(eb.value - eb.ci_low, ea.ci_high - ea.value)
             above = math.hypot(eb.ci_high - eb.value, ea.value - ea.ci_low)
             lo, hi, how = d - below, d + above, "theil-sen-combined"
             if ea.value != 0:
-                rlo, rhi = sorted((lo / ea.value, hi / ea.value))
+                rlo, rhi = lo / abs(ea.value), hi / abs(ea.value)
     sig = None if lo is None else bool(lo > 0 or hi < 0)
     return Difference(metric, metric_unit(metric), stat, a_label, b_label, ea.value, eb.value, d, lo, hi,
                       rel, rlo, rhi, how, sig)
