@@ -80,7 +80,8 @@ def build(run_dir: Path) -> Tables:
     step_rows, mem_rows, event_rows, gc_rows = [], [], [], []
     env: dict[str, dict] = {}
     results: dict[str, dict] = {}
-    for s in read_samples(run_dir):
+    skipped: list[str] = []
+    for s in read_samples(run_dir, skipped):
         cell = cells.get(s.get("cell"), {})
         keys = {k: cell.get(k) for k in CELL_KEYS}
         kind = s.get("kind")
@@ -125,6 +126,9 @@ def build(run_dir: Path) -> Tables:
             event_rows.append({"cell": keys["cell"], "kind": kind, "received_s": s.get("received_s"),
                                "message": message,
                                "detail": detail})
+    for why in skipped[:50]:  # in the report's events: a damaged folder says so
+        event_rows.append({"cell": None, "kind": "error", "received_s": None,
+                           "message": f"samples.jsonl {why}: left out", "detail": ""})
     steps = pd.DataFrame(step_rows)
     for col in STEP_COLUMNS:
         if col not in steps:

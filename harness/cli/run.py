@@ -160,6 +160,8 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None, runner=None):
                 done[cell.cell] = info["steps"]
                 progress.update(tasks[cell.cell], completed=info["steps"])
             elif event == "end":
+                if info.get("steps") is not None:  # every step received, also those after the last poll
+                    done[cell.cell] = info["steps"]
                 if cell.cell in tasks:
                     if cell.status == "ok":  # e.g. kernel-only timing skipped without timestamp-query
                         progress.update(tasks[cell.cell], total=done.get(cell.cell, 0), completed=done.get(cell.cell, 0))

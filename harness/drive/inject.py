@@ -87,7 +87,7 @@ class ChromiumInjector:
     def _on_binding(self, _source, body: str) -> None:
         try:
             self.core.add_samples(str(body).encode("utf-8"))
-        except (ValueError, OverflowError) as exc:
+        except (ValueError, OverflowError, PermissionError) as exc:
             self.errors.append(f"binding: {exc}")
 
     # ------------------------------------------------------------------------------------

@@ -372,4 +372,5 @@ class Runner:
         cell.status, cell.reason = status, reason
         self.store.append(cell.cell, [{"kind": "cell_status", "status": status, "reason": reason}])
         self.write_manifest()
-        self.progress("end", cell, {"status": status, "reason": reason})
+        state = self.store.cells.get(cell.cell)
+        self.progress("end", cell, {"status": status, "reason": reason, "steps": state.steps if state else None})

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import threading
 import time
 from collections import deque
@@ -111,6 +112,8 @@ class InjectionCore:
         self._workers: dict[str, deque[dict]] = {}
         self._t0 = time.monotonic()
         self.on_samples = on_samples
+        #: the run's token, in every realm's bootstrap; batches and registrations without it are refused (403)
+        self.token = secrets.token_urlsafe(18)
         self.samples: list[dict] = []
         self.registrations: list[dict] = []
 
@@ -118,7 +121,7 @@ class InjectionCore:
     def bootstrap_js(self, hints: dict[str, str] | None = None) -> str:
         """The bootstrap for one realm; ``hints`` = {kind, type, wid, created_url} (strings)."""
         realm = {k: v for k, v in (hints or {}).items() if k in ("kind", "type", "wid", "created_url") and v}
-        config = {**self.config.to_js(), "realm": realm}
+        config = {**self.config.to_js(), "realm": realm, "token": self.token}
         # </script> cannot occur in JSON from json.dumps of these values except inside strings
         # of created_url; escape '<' so the text is also safe inline in HTML
         payload = json.dumps(config).replace("<", "\\u003c")
@@ -160,7 +163,9 @@ class InjectionCore:
         if len(body) > MAX_BODY_BYTES:
             raise OverflowError(f"body over {MAX_BODY_BYTES} bytes")
         data = json.loads(body)
-        samples = data.get("samples") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or not secrets.compare_digest(str(data.get("token", "")), self.token):
+            raise PermissionError("samples without this run's token")
+        samples = data.get("samples")
         if not isinstance(samples, list) or not 1 <= len(samples) <= MAX_SAMPLES_PER_BATCH:
             raise ValueError(f"expected {{\"samples\": [1..{MAX_SAMPLES_PER_BATCH} objects]}}")
         if not all(isinstance(s, dict) and isinstance(s.get("kind"), str) for s in samples):
@@ -192,7 +197,9 @@ class InjectionCore:
             if path == PREFIX + "worker" and method == "POST":
                 entry = json.loads(body or b"{}")
                 if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
-                    return 400, plain, b"expected {url, type, kind, wid}"
+                    return 400, plain, b"expected {url, type, kind, wid, token}"
+                if not secrets.compare_digest(str(entry.get("token", "")), self.token):
+                    raise PermissionError("a worker registration without this run's token")
                 self.register_worker(entry)
                 return 204, plain, b""
             if path == PREFIX + "samples" and method == "POST":
@@ -200,6 +207,8 @@ class InjectionCore:
                 return 204, plain, b""
         except OverflowError as exc:
             return 413, plain, str(exc).encode()
+        except PermissionError as exc:
+            return 403, plain, str(exc).encode()
         except (ValueError, KeyError) as exc:
             return 400, plain, f"malformed: {exc}".encode()
         return 404, plain, f"no {method} {path} in the harness's injection path".encode()

@@ -79,12 +79,18 @@ class RequestRecord:
 
 
 def create_proxy_app(upstream: str, core: InjectionCore, records: list[RequestRecord] | None = None,
-                     client: httpx.AsyncClient | None = None) -> FastAPI:
-    """The ASGI app of the proxy for ``upstream`` (an origin; see :func:`parse_upstream`)."""
+                     client: httpx.AsyncClient | None = None, hosts: list[str] | None = None) -> FastAPI:
+    """The ASGI app of the proxy for ``upstream`` (an origin; see :func:`parse_upstream`).
+    ``hosts``: the Host names it answers (Starlette's TrustedHostMiddleware: any other is a 400,
+    so a DNS-rebinding page cannot talk to it); None answers any (tests through ASGI)."""
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+
     origin = parse_upstream(upstream)
     records = records if records is not None else []
     t0 = time.monotonic()
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    if hosts is not None:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts)
     holder: dict[str, httpx.AsyncClient] = {}
 
     def http() -> httpx.AsyncClient:
@@ -123,10 +129,15 @@ def create_proxy_app(upstream: str, core: InjectionCore, records: list[RequestRe
             if lk in ("origin", "referer") and v.startswith(own):
                 v = origin + v[len(own):]
             headers.append((k, v))
-        target = url_path + (f"?{query}" if query else "")
+        # the path as the browser sent it (percent-encoding kept: %2F stays %2F, %2e%2e is not
+        # resolved), always under the one upstream origin
+        raw = request.scope.get("raw_path") or url_path.encode("utf-8")
+        raw_query = request.scope.get("query_string") or b""
+        target = raw.decode("latin-1") + (f"?{raw_query.decode('latin-1')}" if raw_query else "")
         body = request.stream() if request.method not in ("GET", "HEAD") else None
         started = time.monotonic()
-        req = http().build_request(request.method, target, headers=headers, content=body)
+        req = http().build_request(request.method, httpx.URL(origin).copy_with(raw_path=target.encode("latin-1")),
+                                   headers=headers, content=body)
         try:
             resp = await http().send(req, stream=True)
         except httpx.HTTPError as exc:
@@ -205,7 +216,9 @@ class ReverseProxy:
                 port = s.getsockname()[1]
         self.host, self.port, self.core = host, port, core
         self.requests: list[RequestRecord] = []
-        app = create_proxy_app(self.upstream, core, self.requests)
+        # loopback (the default): only loopback names; bound elsewhere (allow_remote) any name
+        names = sorted({host.strip("[]"), "localhost", "127.0.0.1", "::1"}) if is_loopback(host) else None
+        app = create_proxy_app(self.upstream, core, self.requests, hosts=names)
         self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                                     access_log=False, lifespan="off"))
         self.thread = threading.Thread(target=self.server.run, name="webgpu-harness-proxy", daemon=True)

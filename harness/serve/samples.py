@@ -200,6 +200,9 @@ def check_injected(raw: dict) -> dict:
     line when it does not fit (pydantic's ValidationError is one)."""
     sample = {k: v for k, v in raw.items() if k != "received_s"}
     _INJECTED.validate_python(sample)
+    found = _non_finite(sample)  # env keeps fields beyond the declared ones: NaN could hide there
+    if found:
+        raise ValueError(f"{found}: not a finite number (NaN and Infinity are not JSON)")
     bad = [k for k in RESERVED_KEYS if k in sample]
     if bad:
         raise ValueError(f"sample may not set {', '.join(bad)} (the harness sets them)")

@@ -101,14 +101,16 @@ def merge(dirs: list[Path], out_dir: Path, labels: list[str] | None = None, argv
             if not path.exists():
                 continue
             torn: int | None = None  # a line that is not JSON: fine only if it is the last one
-            with path.open(encoding="utf-8") as fh:
+            with path.open(encoding="utf-8", errors="replace") as fh:
                 for i, line in enumerate(fh, 1):
                     if torn is not None:
-                        raise MergeError(f"{path} line {torn} is not JSON: a torn or edited line in the middle of "
-                                         "the samples (only the last line can be torn by a crash); fix or remove it")
+                        raise MergeError(f"{path} line {torn} is not a JSON sample: a torn or edited line in the middle "
+                                         "of the samples (only the last line can be torn by a crash); fix or remove it")
                     try:
                         s = json.loads(line)
                     except ValueError:
+                        s = None
+                    if not isinstance(s, dict):
                         torn = i
                         continue
                     seq += 1

@@ -55,19 +55,43 @@ def check_run_folder(run_dir: Path) -> dict[str, Any]:
     return doc
 
 
-def read_samples(run_dir: Path) -> list[dict[str, Any]]:
-    """Every sample of ``samples.jsonl`` in file order; a torn line (a crash mid-write) is
-    skipped. Empty when the file is missing."""
+#: Fields of a sample that are JSON objects when present (web/probes/, RESULTS.md).
+OBJECT_FIELDS = ("counters", "live", "emulation", "extra", "adapter", "result")
+
+
+def not_a_sample(s: Any) -> str | None:
+    """Why a parsed line of samples.jsonl cannot be read as a sample (not an object, a step
+    without an integer ``step``, an object field that is not one), else None."""
+    if not isinstance(s, dict):
+        name = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(type(s), "null")
+        return f"a JSON {name}, not an object"
+    if s.get("kind") == "step" and (not isinstance(s.get("step"), int) or isinstance(s.get("step"), bool)):
+        return "a step without an integer step"
+    bad = [k for k in OBJECT_FIELDS if s.get(k) is not None and not isinstance(s[k], dict)]
+    return f"{', '.join(bad)} not an object" if bad else None
+
+
+def read_samples(run_dir: Path, skipped: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every sample of ``samples.jsonl`` in file order. A line that is not one (torn by a crash
+    mid-write, bytes that are not UTF-8, an edited line: :func:`not_a_sample`) is left out and,
+    with ``skipped``, said there (``line N: why``). Empty when the file is missing."""
     out = []
     path = Path(run_dir) / "samples.jsonl"
     if not path.exists():
         return out
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for i, line in enumerate(fh, 1):
             try:
-                out.append(json.loads(line))
+                s = json.loads(line)
             except ValueError:
-                continue
+                why = "not JSON (torn or edited)"
+            else:
+                why = not_a_sample(s)
+                if why is None:
+                    out.append(s)
+                    continue
+            if skipped is not None:
+                skipped.append(f"line {i}: {why}")
     return out
 
 

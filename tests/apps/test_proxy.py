@@ -60,7 +60,8 @@ def test_worker_scripts_get_the_registered_type(proxied):
     src = get(f"{base}/nested/outer.js").content
     # registered as a module by the Worker wrapper (synchronous POST before the fetch)
     r = httpx.post(f"{proxy.url}/__webgpu_harness__/worker",
-                   json={"url": f"{proxy.url}/nested/outer.js", "type": "module", "kind": "worker", "wid": "w1"})
+                   json={"url": f"{proxy.url}/nested/outer.js", "type": "module", "kind": "worker", "wid": "w1",
+                         "token": core.token})
     assert r.status_code == 204
     via = get(f"{proxy.url}/nested/outer.js", **top)
     assert via.content == b'import "/__webgpu_harness__/bootstrap.js?kind=worker&type=module&wid=w1";' + src
@@ -81,14 +82,32 @@ def test_bootstrap_and_samples_are_answered_by_the_proxy(proxied):
     assert js.text.startswith("(function __webgpuHarnessBootstrap(config) {")
     assert '"realm": {"kind": "worker", "type": "classic", "wid": "abc"}' in js.text
     assert '"stepOn": "mapAsync"' in js.text
+    assert f'"token": "{core.token}"' in js.text  # every realm's bootstrap carries the run's token
     n = len(core.samples)
-    ok = httpx.post(f"{proxy.url}/__webgpu_harness__/samples", json={"samples": [{"kind": "step", "step": 0}]})
+    samples = f"{proxy.url}/__webgpu_harness__/samples"
+    ok = httpx.post(samples, json={"token": core.token, "samples": [{"kind": "step", "step": 0}]})
     assert ok.status_code == 204 and core.samples[n]["kind"] == "step" and "received_s" in core.samples[n]
-    assert httpx.post(f"{proxy.url}/__webgpu_harness__/samples", content=b"{").status_code == 400
-    assert httpx.post(f"{proxy.url}/__webgpu_harness__/samples", json={"samples": [{"no": "kind"}]}).status_code == 400
-    big = json.dumps({"samples": [{"kind": "log", "message": "x" * MAX_BODY_BYTES}]})
-    assert httpx.post(f"{proxy.url}/__webgpu_harness__/samples", content=big).status_code == 413
+    assert httpx.post(samples, content=b"{").status_code == 400
+    assert httpx.post(samples, json={"token": core.token, "samples": [{"no": "kind"}]}).status_code == 400
+    big = json.dumps({"token": core.token, "samples": [{"kind": "log", "message": "x" * MAX_BODY_BYTES}]})
+    assert httpx.post(samples, content=big).status_code == 413
+    # forged: without the token, with another, or as a worker registration: refused, nothing kept
+    forged = {"samples": [{"kind": "device", "realm": "deadbeef", "n": 1}] + [
+        {"kind": "step", "step": i, "realm": "deadbeef", "n": i + 2} for i in range(40)]}
+    assert httpx.post(samples, json=forged).status_code == 403
+    assert httpx.post(samples, json={**forged, "token": "x" * len(core.token)}).status_code == 403
+    assert httpx.post(f"{proxy.url}/__webgpu_harness__/worker", json={"url": f"{proxy.url}/x.js"}).status_code == 403
     assert len(core.samples) == n + 1
+
+
+def test_the_proxy_answers_only_loopback_host_names(proxied):
+    # a page elsewhere that rebinds its DNS name to 127.0.0.1 sends its own Host: refused
+    _, proxy, core = proxied
+    assert get(f"{proxy.url}/main-thread/", host="evil.example").status_code == 400
+    r = httpx.post(f"{proxy.url}/__webgpu_harness__/samples", headers={"host": "evil.example"},
+                   json={"token": core.token, "samples": [{"kind": "log", "message": "x", "n": 1}]})
+    assert r.status_code == 400
+    assert get(f"http://localhost:{proxy.port}/main-thread/").status_code == 200
 
 
 def test_an_absolute_form_request_is_refused(proxied):
@@ -122,8 +141,21 @@ def test_redirects_cookies_and_encodings_pass():
         return Response(gzip.compress(b"<html><head></head>hi</html>"), media_type="text/html",
                         headers={"content-encoding": "gzip"})
 
+    @app.get("/{rest:path}")
+    def echo(request: Request):  # the path exactly as it reached the upstream
+        return Response(request.scope["raw_path"] + b"?" + request.scope["query_string"])
+
     core = InjectionCore()
     with Served(app) as up, ReverseProxy(up.url, core) as proxy:
+        # paths pass as the browser sent them: encoded slashes and dots are not decoded, a
+        # leading // is not read as a host
+        for path in ("/%40scope%2Fpkg/index.js?v=1", "/%2e%2e/%2e%2e/etc/passwd?", "//evil.example/x.json?a=%20b"):
+            with socket.create_connection((proxy.host, proxy.port), timeout=10) as s:
+                s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{proxy.port}\r\nConnection: close\r\n\r\n".encode())
+                data = b""
+                while chunk := s.recv(65536):
+                    data += chunk
+            assert data.split(b"\r\n\r\n", 1)[1] == path.encode(), (path, data[-200:])
         r = httpx.get(f"{proxy.url}/go", follow_redirects=False)
         assert r.status_code == 302 and r.headers["location"] == f"{proxy.url}/there"
         r = httpx.get(f"{proxy.url}/cookies")

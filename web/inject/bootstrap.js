@@ -52,6 +52,9 @@ export function install(config = {}) {
     setInterval: scope.setInterval, BroadcastChannel: scope.BroadcastChannel,
     XMLHttpRequest: scope.XMLHttpRequest, Blob: scope.Blob, URL: scope.URL,
     createObjectURL: scope.URL?.createObjectURL, revokeObjectURL: scope.URL?.revokeObjectURL,
+    // the run's token: every batch and worker registration carries it, the harness refuses
+    // what does not (a page or process elsewhere on the machine cannot forge samples)
+    token: String(config.token ?? ''),
   };
   const hints = config.realm ?? {};
   const realm = {

@@ -60,7 +60,7 @@ export class Transport {
     const batch = this.queue;
     this.queue = [];
     this.lastSend = this.scope.performance.now();
-    const body = JSON.stringify({ samples: batch });
+    const body = JSON.stringify({ token: this.o.token, samples: batch });
     this.chain = this.chain.then(() => this.send(body, batch.length));
     return this.chain;
   }

@@ -52,7 +52,7 @@ function registerSync(o, origin, entry) {
   const xhr = new o.XMLHttpRequest();
   xhr.open('POST', new URL(REGISTER_PATH, origin).href, false);
   xhr.setRequestHeader('content-type', 'application/json');
-  xhr.send(JSON.stringify(entry));
+  xhr.send(JSON.stringify({ ...entry, token: o.token }));
   return xhr.status >= 200 && xhr.status < 300;
 }
 

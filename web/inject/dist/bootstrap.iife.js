@@ -2718,7 +2718,7 @@ var WebGPUHarnessInject = (() => {
       const batch = this.queue;
       this.queue = [];
       this.lastSend = this.scope.performance.now();
-      const body = JSON.stringify({ samples: batch });
+      const body = JSON.stringify({ token: this.o.token, samples: batch });
       this.chain = this.chain.then(() => this.send(body, batch.length));
       return this.chain;
     }
@@ -2913,7 +2913,7 @@ var WebGPUHarnessInject = (() => {
     const xhr = new o.XMLHttpRequest();
     xhr.open("POST", new URL(REGISTER_PATH, origin).href, false);
     xhr.setRequestHeader("content-type", "application/json");
-    xhr.send(JSON.stringify(entry));
+    xhr.send(JSON.stringify({ ...entry, token: o.token }));
     return xhr.status >= 200 && xhr.status < 300;
   }
   function wrapWorkers(scope, post, o) {
@@ -3049,7 +3049,10 @@ var WebGPUHarnessInject = (() => {
       Blob: scope.Blob,
       URL: scope.URL,
       createObjectURL: scope.URL?.createObjectURL,
-      revokeObjectURL: scope.URL?.revokeObjectURL
+      revokeObjectURL: scope.URL?.revokeObjectURL,
+      // the run's token: every batch and worker registration carries it, the harness refuses
+      // what does not (a page or process elsewhere on the machine cannot forge samples)
+      token: String(config.token ?? "")
     };
     const hints = config.realm ?? {};
     const realm = {
