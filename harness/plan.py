@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -319,8 +320,10 @@ def check_new_run_dir(path: Path, option: str = "--output") -> Path:
         if p.exists() and not p.is_dir():
             raise PlanError(f"{option} {path}: {p} is a file; give a folder")
         if p.exists():
-            if not os.access(p, os.W_OK | os.X_OK):
-                raise PlanError(f"{option} {path}: cannot write in {p} (permission denied); give another folder")
+            try:  # really try (root passes os.access everywhere; /proc, a read-only mount do not take folders)
+                os.rmdir(tempfile.mkdtemp(prefix=".webgpu-harness-", dir=p))
+            except OSError as exc:
+                raise PlanError(f"{option} {path}: cannot write in {p} ({exc.strerror or exc}); give another folder") from None
             break
     if (path / "samples.jsonl").exists() or (path / "manifest.json").exists():
         raise PlanError(f"{path} already holds a run; choose another {option}")

@@ -350,9 +350,23 @@ class Runner:
         failure names the process that died (a GPU-process kill is not a mapAsync error)."""
         if not self._exits:
             return reason
-        gone = ", ".join(f"{e['process_type']} (pid {e['pid']})" for e in self._exits[:4])
-        at = self._exits[0]["step"]
-        return f"{gone} exited {'before the first step' if at is None else f'after step {at}'}; then: {reason}"
+
+        def when(e: dict) -> str:
+            return "before the first step" if e["step"] is None else f"after step {e['step']}"
+
+        # the exits at the last step an exit happened at, in the order they came (the first is the
+        # cause, the rest its consequences), then the earlier ones: an idle renderer Chromium let
+        # go of, or one killed while the run went on, did not end the cell
+        at = self._exits[-1]["step"]
+        final = [e for e in self._exits if e["step"] == at]
+        earlier = [e for e in self._exits if e["step"] != at][::-1]
+        text = ", ".join(f"{e['process_type']} (pid {e['pid']})" for e in final[:4]) + f" exited {when(final[0])}"
+        if earlier:
+            text += " (earlier: " + ", ".join(f"{e['process_type']} (pid {e['pid']}) {when(e)}" for e in earlier[:3]) + ")"
+        first = reason.split(";")[0].lower()
+        if "exited" in first and ("driver" in first or "xvfb" in first):  # the driver or display died first: the cause
+            return f"{reason}; then: {text}"
+        return f"{text}; then: {reason}"
 
     def record_env(self, cell: Cell, env: dict | None) -> None:
         if not env:

@@ -36,10 +36,14 @@ Files are TOML (``tomllib``)::
     name = "bind group cache works"        # optional; the JUnit testcase name
     check = "ort-decode/bind-group-cache: bind_groups_per_token <= 1 after token 32"
     optional = true                        # skipped, not failed, when it matches nothing
+
+A little over 400 lines: the grammar's checks (each with its own one-line error) and the
+evaluation belong together; splitting them would put one budget's rules in two files.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 import tomllib
@@ -49,6 +53,9 @@ from pathlib import Path
 
 from harness import stats as S
 from harness.report import format as F
+
+#: Largest ``after token N``: the most tokens a run may have (harness/cli/run.py --tokens).
+MAX_AFTER_TOKEN = 100_000
 
 #: Browser names a selector's first part is recognised as (harness/drive/registry.py's plus
 #: families other drivers name their cells by), so ``webkit/*`` parses the same on every machine
@@ -160,6 +167,8 @@ def parse(text: str, source: str = "--budget", line: int | None = None, name: st
         if not m.group("after").isdigit():
             bad(f"'after token' needs a whole number, got {m.group('after')!r}")
         after = int(m.group("after"))
+        if after > MAX_AFTER_TOKEN:
+            bad(f"'after token' must be at most {MAX_AFTER_TOKEN} (the most tokens a run has), got {after}")
     rhs = m.group("rhs").strip()
     b = Budget(name or text.strip(), text.strip(), browser, workload, variant, profile, stat, metric,
                m.group("op"), after=after, source=f"{source}" + (f" line {line}" if line else ""), optional=optional)
@@ -172,12 +181,16 @@ def parse(text: str, source: str = "--budget", line: int | None = None, name: st
         if unit == "ms" and munit != "ms" or unit not in ("", "ms") and "bytes" not in munit:
             bad(f"unit {unit!r} does not apply to {metric} ({munit})")
         b.limit = float(num.group(1)) * UNITS[unit]
+        if not math.isfinite(b.limit):
+            bad(f"limit {rhs!r} is not a finite number")
         return b
     ref = re.fullmatch(rf"(?:({_NUM})\s*\*\s*)?([A-Za-z_][A-Za-z0-9_.-]*)(?:\s*\*\s*({_NUM}))?", rhs)
     if not ref or (ref.group(1) and ref.group(3)):
         bad(f"limit {rhs!r} is not a number (e.g. 5000, 64KiB) or [factor *] variant (e.g. 0.95 * fresh)")
     b.ref = ref.group(2)
     b.factor = float(ref.group(1) or ref.group(3) or 1)
+    if not math.isfinite(b.factor):
+        bad(f"factor in {rhs!r} is not a finite number")
     return b
 
 
