@@ -112,6 +112,7 @@ def app(
     memory_interval_ms: int = typer.Option(250, "--memory-interval-ms", help="Period of the per-process RSS/USS sampler (ms)."),
     memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the step at which the content process would exceed it."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/app/*: bind_groups_per_token <= 30') or a .toml file of them (repeatable); exit 1 when one fails."),
+    allow_skipped: bool = typer.Option(False, "--allow-skipped", help="Exit 0 even when every cell was skipped (no realm made a GPUDevice); without it such a run exits 1, as for run."),
 ):
     """Measure your own web app, unchanged: probes injected into its page and every worker it starts."""
     require_measure_extra()
@@ -147,5 +148,9 @@ def app(
         err.print(f"{len(analysis.failed_budgets)} budget(s) failed: "
                   + "; ".join(r.budget.name for r in analysis.failed_budgets), highlight=False, markup=False,
                   soft_wrap=True)
-    if failed or analysis.failed_budgets:
+    nothing = bool(cells) and all(c.status == "skipped" for c in cells)
+    if nothing and not allow_skipped:
+        err.print(f"every cell ({len(cells)}) was skipped: nothing was measured (pass --allow-skipped "
+                  "when that is expected)", highlight=False, markup=False, emoji=False)
+    if failed or analysis.failed_budgets or (nothing and not allow_skipped):
         raise typer.Exit(1)

@@ -226,13 +226,17 @@ class AppRunner(Runner):
     def _verdict(self, watch: RealmWatch) -> tuple[str, str]:
         plan = self.plan
         m = watch.measured()
+        # what ended the wait: --duration when it came first, else --start-timeout after the actions
+        waited = (f"within --duration {plan.duration_s:g} s of opening the page"
+                  if plan.duration_s and plan.duration_s <= plan.start_timeout_s
+                  else f"within {plan.start_timeout_s:g} s of the page actions")
         if m is None:
             realms = len(watch.realms)
             return "skipped", (f"no WebGPU device ({realms} realm(s) instrumented, none asked for a GPUDevice "
-                               f"within {plan.start_timeout_s:g} s of the page actions)")
+                               f"{waited})")
         if m.steps == 0:
-            return "failed", (f"the app made a GPUDevice but no step ended (--step-on {plan.step_on}) within "
-                              f"{plan.start_timeout_s:g} s; try another --step-on, e.g. interval:1000")
+            return "failed", (f"the app made a GPUDevice but no step ended (--step-on {plan.step_on}) "
+                              f"{waited}; try another --step-on, e.g. interval:1000")
         if plan.steps and m.steps < plan.steps:
             return "failed", (f"the app stopped after {m.steps} of --steps {plan.steps} (no step for {plan.idle_s:g} s); "
                               f"{m.steps} steps were received and kept")

@@ -36,10 +36,11 @@ from pathlib import Path
 
 import uvicorn
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import ClientDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from harness import locations, npm
@@ -135,6 +136,8 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None, token: 
                     chunks.append(chunk)
         except TimeoutError:
             raise HTTPException(408, f"body not received within {BODY_TIMEOUT_S:g} s") from None
+        except ClientDisconnect:  # the page went away mid-body (closed, crashed): nothing was received
+            return Response(status_code=499)
         body = b"".join(chunks)
         if not store.has_cell(cell):
             raise HTTPException(404, f"unknown cell {cell!r}")
