@@ -276,7 +276,37 @@ def engine_params(wls: list[Workload], profiles: dict[str, str | None], params: 
             extra_roots.update(um.files)  # the model and its external data only, not its folder
             mine.update(model=um.url, externalData=um.external_data_param())
             profiles[name] = "model-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in um.path.stem)
+    if isinstance(params.get("ort-run", {}).get("inputs"), str):
+        params["ort-run"]["inputs"] = local_inputs(params["ort-run"]["inputs"], extra_roots)
     return extra_roots
+
+
+def local_inputs(spec: str, extra_roots: dict[str, Path]) -> str:
+    """ort-run's ``inputs`` (``NAME=WHERE,...``) with each ``WHERE`` that is a file on this
+    machine served under ``/user-inputs/<n>/<file name>`` (added to ``extra_roots``: that file
+    only) and replaced by its URL; URLs (``/...`` not a local file, ``http(s)://``) are kept.
+    Raises :class:`PlanError` for a path that is not a readable .npy file."""
+    out = []
+    for i, pair in enumerate(x for x in spec.split(",") if x.strip()):
+        name, sep, where = pair.partition("=")
+        if not sep or not name.strip() or not where.strip():
+            raise PlanError(f"--param inputs: {pair!r} is not NAME=FILE.npy or NAME=URL")
+        where = where.strip()
+        local = Path(where).expanduser()
+        if "://" not in where and local.is_file():
+            try:
+                magic = local.open("rb").read(6)
+            except OSError as exc:
+                raise PlanError(f"--param inputs: {where}: {exc.strerror}") from None
+            if magic != b"\x93NUMPY":
+                raise PlanError(f"--param inputs: {where} is not a .npy file (numpy.save writes one)")
+            url = f"user-inputs/{i}/{local.name}"
+            extra_roots[url] = local.resolve()
+            where = "/" + url
+        elif not where.startswith(("/", "http://", "https://")):
+            raise PlanError(f"--param inputs: {where}: no such file (give a .npy file or a URL the page can fetch)")
+        out.append(f"{name.strip()}={where}")
+    return ",".join(out)
 
 
 def resolve_browsers(browser: Iterable[str] | None, browser_path: str | None) -> list[str]:

@@ -125,3 +125,21 @@ def test_variants_apply_to_the_workloads_that_have_them():
         P.resolve_workloads(["decode-loop,gc-retention"], ["fresh,nope"], None)
     with pytest.raises(P.PlanError, match="names no variant of workload gc-retention"):
         P.resolve_workloads(["decode-loop,gc-retention"], ["fresh"], None)
+
+
+def test_ort_run_inputs_from_local_files_are_served_one_file_each(tmp_path):
+    import shutil
+
+    from harness.locations import workloads_dir
+
+    frame = tmp_path / "frame.npy"
+    shutil.copy(workloads_dir() / "ort-run" / "models" / "conv-tiny" / "input.npy", frame)
+    roots: dict = {}
+    spec = P.local_inputs(f"image={frame},mask=/workloads/x.npy,other=https://cdn.example/y.npy", roots)
+    assert spec == "image=/user-inputs/0/frame.npy,mask=/workloads/x.npy,other=https://cdn.example/y.npy"
+    assert roots == {"user-inputs/0/frame.npy": frame.resolve()}   # that file, not its folder
+    (tmp_path / "notes.npy").write_text("not numpy")
+    for bad, words in [(f"image={tmp_path / 'notes.npy'}", "is not a .npy file"), ("image=frame.npy", "no such file"),
+                       ("image", "is not NAME=FILE.npy or NAME=URL")]:
+        with pytest.raises(P.PlanError, match=words):
+            P.local_inputs(bad, {})

@@ -11,7 +11,6 @@ import pytest
 from conftest import REPO, load_run, run_cli
 
 FIXTURE = REPO / "workloads" / "ort-run" / "models" / "conv-tiny"
-INPUT_URL = "/workloads/ort-run/models/conv-tiny/input.npy"
 RUNS, SESSIONS = 3, 2
 
 
@@ -21,10 +20,14 @@ def _runs(steps: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def npy_run(tmp_path_factory):
-    """Two sessions of three runs each on the fixture's input.npy, ORT's own device."""
-    d = tmp_path_factory.mktemp("ort-run") / "run"
+    """Two sessions of three runs each on the fixture's input.npy given as a file of this machine
+    (outside the served folders: the harness serves that one file), ORT's own device."""
+    base = tmp_path_factory.mktemp("ort-run")
+    frame = base / "frame.npy"
+    frame.write_bytes((FIXTURE / "input.npy").read_bytes())
+    d = base / "run"
     cli = run_cli("run", "--browser", "chromium", "--workload", "ort-run", "--tokens", str(RUNS),
-                  "--param", f"sessions={SESSIONS}", "--param", f"inputs=image={INPUT_URL}",
+                  "--param", f"sessions={SESSIONS}", "--param", f"inputs=image={frame}",
                   "--param", "settle_ms=800", run_dir=d)
     assert cli.returncode == 0, cli.stdout + cli.stderr
     return load_run(cli)
