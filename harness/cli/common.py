@@ -81,12 +81,12 @@ def timestamped(base: Path, suffix: str = "") -> Path:
 
 #: Console columns per workload (summary.csv column → header); workloads not listed use TOKEN_HEADS.
 TOKEN_HEADS = {"bind_groups_per_token": "bind groups/tok", "dispatches_per_token": "dispatches/tok",
-               "submits_per_token": "submits/tok", "live_bind_groups_end": "live bind groups",
+               "submits_per_token": "submits/tok", "live_bind_groups_end": "live bind groups at end",
                "median_ms_per_token": "ms/tok", "tokens_identical": "same tokens"}
 WORKLOAD_HEADS = {
     "dispatch-overhead": None,  # one column per method present: us_per_dispatch_<method> (µs per dispatch)
     "ort-run": {"runs": "runs", "median_ms_per_run": "ms/run (steady)", "time_to_first_result_ms": "first result ms",
-                "bind_groups_per_token": "bind groups/step", "live_bind_groups_end": "live bind groups"},
+                "bind_groups_per_token": "bind groups/step", "live_bind_groups_end": "live bind groups at end"},
     "upload": {"uploads": "uploads", "median_ms_per_upload": "ms/upload", "buffers_created_per_upload": "buffers/upload"},
     "lifecycle": {"page_loads": "page loads", "median_ms_per_page_load": "ms/page load",
                   "content_rss_bytes_max": "content RSS max (MiB)"},
