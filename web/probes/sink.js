@@ -58,7 +58,8 @@ export class SampleSink {
     this.retries = 0;
   }
 
-  /** Post nothing more (an emulated page kill: web/emulation/memory-budget.js). */
+  /** Take nothing more (an emulated page kill: web/emulation/memory-budget.js); what is already
+   * queued (the kill's own error sample) still leaves. */
   close() {
     this.closed = true;
   }
@@ -113,7 +114,7 @@ export class SampleSink {
     if (this.sending) return;
     this.sending = true;
     try {
-      while (this.queue.length && !this.closed) {
+      while (this.queue.length) {
         const batch = this.take();
         // queue: samples unanswered as this batch leaves (it and those behind it): what a crash now loses
         const unanswered = batch.length + this.queue.length;
