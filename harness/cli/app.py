@@ -20,7 +20,7 @@ from typer.core import TyperCommand
 
 from harness import app_plan as A
 from harness import plan as P
-from harness.cli.common import bad_input, err, finish, require_measure_extra, runs_dir, timestamped
+from harness.cli.common import bad_input, err, exit_on_outcome, finish, require_measure_extra, runs_dir, timestamped
 from harness.cli.run import execute, sigterm_as_interrupt
 from harness.drive.registry import BROWSERS
 
@@ -140,17 +140,4 @@ def app(
         err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
         raise typer.Exit(130)
     analysis = finish(run_dir, budgets)
-    failed = [c for c in cells if c.status not in ("ok", "skipped")]
-    if failed:
-        err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed),
-                  highlight=False, markup=False, emoji=False, soft_wrap=True)
-    if analysis.failed_budgets:
-        err.print(f"{len(analysis.failed_budgets)} budget(s) failed: "
-                  + "; ".join(r.budget.name for r in analysis.failed_budgets), highlight=False, markup=False,
-                  soft_wrap=True)
-    nothing = bool(cells) and all(c.status == "skipped" for c in cells)
-    if nothing and not allow_skipped:
-        err.print(f"every cell ({len(cells)}) was skipped: nothing was measured (pass --allow-skipped "
-                  "when that is expected)", highlight=False, markup=False, emoji=False)
-    if failed or analysis.failed_budgets or (nothing and not allow_skipped):
-        raise typer.Exit(1)
+    exit_on_outcome(cells, analysis, allow_skipped)

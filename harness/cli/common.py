@@ -252,3 +252,23 @@ def finish(run_dir: Path, budgets=(), summary: bool = True):
     say(f"report: {paths['report.html']}")
     update_index(run_dir)
     return analysis
+
+
+def exit_on_outcome(cells, analysis, allow_skipped: bool = False) -> None:
+    """End of ``run``/``app``: one line per kind of failure on stderr, then exit 1 when a cell
+    failed (failed, device-lost, incomplete), a budget failed, or every cell was skipped
+    (nothing measured) without ``allow_skipped``; returns when the run succeeded."""
+    failed = [c for c in cells if c.status not in ("ok", "skipped")]
+    if failed:
+        err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed),
+                  highlight=False, markup=False, emoji=False, soft_wrap=True)
+    if analysis.failed_budgets:
+        err.print(f"{len(analysis.failed_budgets)} budget(s) failed: "
+                  + "; ".join(r.budget.name for r in analysis.failed_budgets), highlight=False, markup=False,
+                  soft_wrap=True)
+    nothing = bool(cells) and all(c.status == "skipped" for c in cells)
+    if nothing and not allow_skipped:
+        err.print(f"every cell ({len(cells)}) was skipped: nothing was measured (pass --allow-skipped "
+                  "when that is expected)", highlight=False, markup=False, emoji=False, soft_wrap=True)
+    if failed or analysis.failed_budgets or (nothing and not allow_skipped):
+        raise typer.Exit(1)

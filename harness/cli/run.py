@@ -22,7 +22,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from harness import plan as P
 from harness import reach as reach_plan
-from harness.cli.common import bad_input, console, err, finish, require_measure_extra, runs_dir, say, timestamped
+from harness.cli.common import (bad_input, console, err, exit_on_outcome, finish, require_measure_extra, runs_dir, say,
+                                 timestamped)
 from harness.drive.registry import BROWSERS
 from harness.workloads import served_roots
 
@@ -316,16 +317,4 @@ def run(
     if interrupted:
         err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
         raise typer.Exit(130)
-    failed = [c for c in cells if c.status not in ("ok", "skipped")]  # failed, device-lost, incomplete
-    if failed:
-        err.print(f"{len(failed)} cell(s) failed: " + "; ".join(f"{c.cell}: {c.reason}" for c in failed),
-                  highlight=False, markup=False, emoji=False)
-    if analysis.failed_budgets:
-        err.print(f"{len(analysis.failed_budgets)} budget(s) failed: "
-                  + "; ".join(r.budget.name for r in analysis.failed_budgets), highlight=False, markup=False)
-    nothing = bool(cells) and all(c.status == "skipped" for c in cells)
-    if nothing and not allow_skipped:
-        err.print(f"every cell ({len(cells)}) was skipped: nothing was measured (pass --allow-skipped "
-                  "when that is expected)", highlight=False, markup=False, emoji=False)
-    if failed or analysis.failed_budgets or (nothing and not allow_skipped):
-        raise typer.Exit(1)
+    exit_on_outcome(cells, analysis, allow_skipped)

@@ -21,7 +21,6 @@ Sec-Fetch-Dest, content type, what was injected, ms to response headers).
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 import time
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.background import BackgroundTask
 
+from harness.serve.access import allowed_hosts, is_loopback
 from harness.serve.injection import PREFIX, InjectionCore
 from harness.serve.rewrite import DOCUMENT_DESTS, WORKER_DESTS, is_html, is_javascript, looks_like_module, \
     prefix_worker_script, inject_html
@@ -55,15 +55,6 @@ def parse_upstream(url: str) -> str:
     port = parts.port or (443 if parts.scheme == "https" else 80)
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     return f"{parts.scheme}://{host}:{port}"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass
@@ -216,9 +207,8 @@ class ReverseProxy:
                 port = s.getsockname()[1]
         self.host, self.port, self.core = host, port, core
         self.requests: list[RequestRecord] = []
-        # loopback (the default): only loopback names; bound elsewhere (allow_remote) any name
-        names = sorted({host.strip("[]"), "localhost", "127.0.0.1", "::1"}) if is_loopback(host) else None
-        app = create_proxy_app(self.upstream, core, self.requests, hosts=names)
+        # the Host names the run's server answers when bound to the same address (harness/serve/access.py)
+        app = create_proxy_app(self.upstream, core, self.requests, hosts=allowed_hosts(host))
         self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                                     access_log=False, lifespan="off"))
         self.thread = threading.Thread(target=self.server.run, name="webgpu-harness-proxy", daemon=True)
