@@ -97,20 +97,23 @@ def finish_status(state, status: str, reason: str) -> tuple[str, str]:
 
 
 def _with_token(url: str, token: str | None) -> str:
-    if not token or not isinstance(url, str) or not url.startswith("/user-model/"):
+    if not token or not isinstance(url, str) or not url.startswith(("/user-model/", "/user-inputs/")):
         return url
     return f"{url}{'&' if '?' in url else '?'}{access.TOKEN_PARAM}={token}"
 
 
 def cell_config(cell: Cell, wl: Workload, plan: RunPlan, token: str | None = None) -> dict[str, Any]:
-    """The JSON the worker bootstrap fetches from ``/api/cells/<cell>``. A ``--model``'s URLs
-    carry the run's ``token`` (its files are served only with it)."""
+    """The JSON the worker bootstrap fetches from ``/api/cells/<cell>``. A ``--model``'s URLs and
+    ort-run's local input files carry the run's ``token`` (those files are served only with it)."""
     profile = dict(wl.profiles.get(cell.profile, {})) if cell.profile else {}
     # --param KEY=VALUE where KEY is a profile dimension overrides that dimension
     profile.update({k: v for k, v in cell.params.items() if k in profile})
     params = dict(cell.params)
     if "model" in params:
         params["model"] = _with_token(params["model"], token)
+    if isinstance(params.get("inputs"), str):  # ort-run NAME=URL,...: local .npy files (harness/plan.py local_inputs)
+        params["inputs"] = ",".join(f"{n}={_with_token(u, token)}" if sep else item
+                                    for item in params["inputs"].split(",") for n, sep, u in [item.partition("=")])
     if isinstance(params.get("externalData"), list):
         params["externalData"] = [{**e, "url": _with_token(e.get("url"), token)} if isinstance(e, dict) else e
                                   for e in params["externalData"]]

@@ -24,7 +24,9 @@ from __future__ import annotations
 import json
 import re
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from harness.store import environment
 from harness.store.runfolder import RunFolderError
@@ -59,6 +61,16 @@ def read_manifest(run_dir: Path) -> dict:
         raise MergeError(str(exc)) from None
 
 
+@contextmanager
+def _removed_on_error(path: Path) -> Iterator[None]:
+    """Delete ``path`` when the block raises (a merge that fails leaves nothing half-written)."""
+    try:
+        yield
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+
+
 def merge(dirs: list[Path], out_dir: Path, labels: list[str] | None = None, argv: list[str] | None = None) -> dict:
     """Write the merged run folder ``out_dir`` from ``dirs`` (≥ 1 run folders) and return its
     manifest. Raises :class:`MergeError` for a folder that is not a run, a folder given twice, or
@@ -78,7 +90,8 @@ def merge(dirs: list[Path], out_dir: Path, labels: list[str] | None = None, argv
     out_dir.mkdir(parents=True, exist_ok=True)
     cells, sources, browsers = [], [], {}
     seq = 0
-    with (out_dir / "samples.jsonl").open("w", encoding="utf-8") as out:
+    partial = out_dir / "samples.jsonl.partial"  # renamed once every source was read: a failed merge leaves no run
+    with _removed_on_error(partial), partial.open("w", encoding="utf-8") as out:
         for d, m, label in zip(dirs, manifests, names):
             ids = {}
             for c in m.get("cells", []):
@@ -119,6 +132,7 @@ def merge(dirs: list[Path], out_dir: Path, labels: list[str] | None = None, argv
                     out.write(json.dumps(s, separators=(",", ":")) + "\n")
             if torn is not None:  # a torn last line (a harness killed mid-write): said in merged_from
                 sources[-1]["torn_last_line_dropped"] = True
+    partial.replace(out_dir / "samples.jsonl")
     env = environment.describe()
     manifest = {
         "harness_version": env["harness_version"], "git_commit": env["git_commit"],

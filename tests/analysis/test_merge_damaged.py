@@ -42,5 +42,12 @@ def test_a_torn_line_in_the_middle_is_an_error_naming_it(tmp_path):
     lines = (d / "samples.jsonl").read_text().splitlines()
     lines[5] = lines[5][:20]
     (d / "samples.jsonl").write_text("\n".join(lines) + "\n")
-    with pytest.raises(MergeError, match=r"samples.jsonl line 6 is not JSON: a torn or edited line in the middle"):
+    with pytest.raises(MergeError, match=r"samples.jsonl line 6 is not a JSON sample: a torn or edited line in the middle"):
         merge([d], tmp_path / "merged", argv=["test"])
+    # JSON that is not a sample (null, an array) and bytes that are not UTF-8: the same error
+    for bad in (b"null", b"[1,2]", b"\xff\xfe"):
+        raw = (d / "samples.jsonl").read_bytes().split(b"\n")
+        raw[5] = bad
+        (d / "samples.jsonl").write_bytes(b"\n".join(raw))
+        with pytest.raises(MergeError, match=r"samples.jsonl line 6 is not a JSON sample"):
+            merge([d], tmp_path / "merged", argv=["test"])
