@@ -51,3 +51,35 @@ def test_a_torn_line_in_the_middle_is_an_error_naming_it(tmp_path):
         (d / "samples.jsonl").write_bytes(b"\n".join(raw))
         with pytest.raises(MergeError, match=r"samples.jsonl line 6 is not a JSON sample"):
             merge([d], tmp_path / "merged", argv=["test"])
+
+
+def test_report_of_a_killed_or_damaged_folder_says_what_happened(tmp_path):
+    # `report` on what a SIGKILLed harness leaves (a cell still pending), with delivery events
+    # and lines that are not samples: the cell is failed with its steps kept, every event is in words
+    from harness import tables as T
+
+    d = _copy(tmp_path, "damaged")
+    manifest = json.loads((d / "manifest.json").read_text())
+    pending = manifest["cells"][-1]
+    pending["status"], pending["reason"] = "pending", ""
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    cell = pending["cell"]
+    steps = sum(1 for ln in (d / "samples.jsonl").read_text().splitlines()
+                if json.loads(ln).get("cell") == cell and json.loads(ln).get("kind") == "step")
+    extra = [{"kind": "gap", "src": "w-1", "first_n": 7, "last_n": 9, "cell": cell, "seq": 10**6},
+             {"kind": "process_exit", "pid": 4242, "process_type": "gpu-process", "step": 5, "cell": cell, "seq": 10**6 + 1},
+             {"kind": "refused", "src": "w-1", "n": 12, "sample_kind": "step", "reason": "step: repeats 4", "cell": cell,
+              "seq": 10**6 + 2}]
+    with (d / "samples.jsonl").open("a") as fh:
+        fh.write("\n".join(json.dumps(x) for x in extra) + "\nnull\n" + '{"kind": "step", "step": 3, "extra": "x"}\n')
+    t = T.build(d)
+    row = t.summary.set_index("cell").loc[cell]
+    assert row["status"] == "failed" and row["reason"].startswith("not finished when this folder was analysed")
+    assert f"{steps} steps were received and kept" in row["reason"] and steps > 0
+    said = t.events["message"].tolist()
+    assert "samples n=7–9 of sender w-1 never arrived" in said
+    assert "gpu-process (pid 4242) exited after step 5" in said
+    assert "refused a step sample (n=12, sender w-1): step: repeats 4" in said
+    n = len((d / "samples.jsonl").read_text().splitlines())
+    assert f"samples.jsonl line {n - 1}: a JSON null, not an object: left out" in said
+    assert f"samples.jsonl line {n}: extra not an object: left out" in said
