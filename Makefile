@@ -1,7 +1,7 @@
 # The two set-up commands of README.md: `make run` and `make test`. Both install what is
 # missing first (scripts/setup.sh: .venv, then `webgpu-harness setup`), so they work on a fresh
 # Debian machine. `make wheel` builds the sdist and wheel into dist/.
-.PHONY: run test setup bench wheel
+.PHONY: run test test-full setup bench wheel
 
 setup:
 	./scripts/setup.sh
@@ -10,7 +10,10 @@ run: setup
 	.venv/bin/webgpu-harness run
 
 test: setup
-	.venv/bin/python -m pytest
+	.venv/bin/python -m pytest -m "not full"
+
+test-full: setup
+	.venv/bin/python -m pytest -m full
 
 bench: setup
 	.venv/bin/python -m benchmarks
