@@ -1,7 +1,7 @@
 # The two set-up commands of README.md: `make run` and `make test`. Both install what is
 # missing first (scripts/setup.sh: .venv, then `webgpu-harness setup`), so they work on a fresh
 # Debian machine. `make wheel` builds the sdist and wheel into dist/.
-.PHONY: run test test-full setup bench wheel
+.PHONY: run test test-full setup setup-tests bench wheel
 
 setup:
 	./scripts/setup.sh
@@ -9,10 +9,14 @@ setup:
 run: setup
 	.venv/bin/webgpu-harness run
 
-test: setup
+# what only the tests need: chromium-driver, Java 17+, the Selenium Grid jar
+setup-tests: setup
+	./scripts/setup-tests.sh
+
+test: setup-tests
 	.venv/bin/python -m pytest -m "not full"
 
-test-full: setup
+test-full: setup-tests
 	.venv/bin/python -m pytest -m full
 
 bench: setup

@@ -5,11 +5,9 @@ The JS module is evaluated by node (not parsed by the harness's own reader) and 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 
 from harness.serve.samples import LiveObjects, StepCounters
 from harness.stats.metrics import TOKEN_METRICS
@@ -18,7 +16,6 @@ from harness.tables import COUNTER_COLUMNS, LIVE_COLUMNS, STEP_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
 
 def _node(script: str):
@@ -28,7 +25,6 @@ def _node(script: str):
     return json.loads(r.stdout)
 
 
-@needs_node
 def test_python_reads_the_same_catalog_node_evaluates():
     js = _node("import * as c from './web/probes/catalog.js'; import {COUNTER_NAMES} from './web/probes/counters.js';"
                "console.log(JSON.stringify({counters: c.COUNTERS, live: c.LIVE, names: COUNTER_NAMES}))")
@@ -38,7 +34,6 @@ def test_python_reads_the_same_catalog_node_evaluates():
     assert [k["name"] for k in js["live"]] == [k.name for k in catalog.live_keys()]
 
 
-@needs_node
 def test_the_live_probe_reports_exactly_the_catalog_keys():
     keys = _node("import {liveSnapshot} from './web/probes/live-objects.js';"
                  "console.log(JSON.stringify(Object.keys(liveSnapshot())))")

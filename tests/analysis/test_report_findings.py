@@ -151,8 +151,7 @@ def test_index_lists_runs_and_copes_with_partial_and_broken_folders(tmp_path):
 
 def test_the_chart_library_is_embedded_once_and_is_the_basic_bundle_when_installed(analysed):
     bundle = pipeline.chart_bundle()
-    if bundle is None:
-        pytest.skip("plotly.js-basic-dist-min is not installed (npm ci, or webgpu-harness setup)")
+    assert bundle is not None, "plotly.js-basic-dist-min is not installed (npm ci, or webgpu-harness setup)"
     for a in analysed.values():
         html = (a.out_dir / "report.html").read_text(encoding="utf-8")
         assert html.count('<script type="text/plain" id="plotly-js">') == 1 and html.count("plotly.js (basic") == 1
@@ -160,7 +159,6 @@ def test_the_chart_library_is_embedded_once_and_is_the_basic_bundle_when_install
 
 
 def test_memory_classes_of_the_statistics_become_a_finding(analysed):
-    pytest.importorskip("harness.stats.memory")     # the statistics' classification (issue 11)
     a = analysed["webkit-gc-retention"]
     rows = (a.workloads.get("memory") or {}).get("rows") or []
     assert rows

@@ -8,15 +8,13 @@ import shlex
 import subprocess
 from pathlib import Path
 
-import pytest
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
 
 def test_committed_bundle_is_what_esbuild_builds_now(tmp_path):
     esbuild = REPO / "node_modules" / ".bin" / "esbuild"
-    if not esbuild.exists():
-        pytest.skip("node_modules has no esbuild (npm ci)")
+    assert esbuild.exists(), "node_modules has no esbuild: run scripts/setup.sh (npm ci)"
     script = json.loads((REPO / "package.json").read_text())["scripts"]["build:inject"]
     args = shlex.split(script)
     out = tmp_path / "bootstrap.iife.js"

@@ -149,8 +149,9 @@ def grid_jar() -> str | None:
 
 def test_selenium_grid_standalone(local, tmp_path):
     jar = grid_jar()
-    if shutil.which("java") is None or jar is None:
-        pytest.skip("Selenium Grid not here: needs java (17+) and the jar (scripts/selenium-grid.sh, or $SELENIUM_SERVER_JAR)")
+    # scripts/setup-tests.sh (make test, make test-full) installs both: a missing one is a failure
+    assert shutil.which("java") is not None and jar is not None, \
+        "Selenium Grid not here: needs java (17+) and the jar (scripts/setup-tests.sh, or $SELENIUM_SERVER_JAR)"
     wk_port, grid_port = free_port(), free_port()
     (tmp_path / "grid.toml").write_text(f"""
 [server]
