@@ -1,7 +1,10 @@
-"""Shared fixtures: real runs of the harness CLI in real Chromium (no mocks).
+"""Shared fixtures: real runs of the harness CLI in real Chromium and WebKitGTK (no mocks).
 
-A session-scoped run of ``decode-loop`` (tiny profile, fresh + reuse) is shared by the tests
-that only read its outputs, so the suite launches Chromium a few times, not per test.
+The session's recording (tests/shared_run.py: decode-loop in Chromium and WebKitGTK, a short
+ort-decode, two unmodified test apps through both injection paths) starts in the background as
+soon as a collected test reads it; the tests that read it run after every other test, so the
+browserless tests run meanwhile. ``make test`` is those tests and the browserless ones; a test that
+needs a browser run of its own is ``@pytest.mark.full`` (``make test-full``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
+import shared_run
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -45,6 +50,12 @@ class Run:
     manifest: dict
     cli: CliResult
 
+    def only(self, browser: str) -> "Run":
+        """The rows of one browser (summary, steps, memory); the manifest and console stay whole."""
+        def pick(df: pd.DataFrame) -> pd.DataFrame:
+            return df[df["browser"] == browser].reset_index(drop=True) if "browser" in df else df
+        return Run(self.dir, pick(self.summary), pick(self.steps), pick(self.memory), self.manifest, self.cli)
+
     def cell(self, variant: str) -> pd.Series:
         rows = self.summary[self.summary["variant"] == variant]
         assert len(rows) == 1, self.summary
@@ -62,11 +73,69 @@ def load_run(cli: CliResult) -> Run:
                json.loads((d / "manifest.json").read_text()), cli)
 
 
-@pytest.fixture(scope="session")
-def decode_run(tmp_path_factory) -> Run:
-    """decode-loop, tiny profile, fresh + reuse, 24 tokens, in Chromium with WebGPU."""
-    d = tmp_path_factory.mktemp("decode") / "run"
-    cli = run_cli("run", "--browser", "chromium", "--workload", "decode-loop", "--profile", "tiny",
-                  "--tokens", "24", "--param", "verify=true", run_dir=d)
-    assert cli.returncode == 0, cli.stdout + cli.stderr
+#: the session's :class:`shared_run.SharedRecording`, once a selected test reads it
+SHARED = pytest.StashKey[shared_run.SharedRecording]()
+#: fixture → the recording of tests/shared_run.py it reads
+SHARED_FIXTURES = {"shared_decode": "decode", "decode_run": "decode", "shared_ort": "ort",
+                   "shared_app": "app", "shared_app_webkit": "app-webkit"}
+
+
+@pytest.hookimpl(trylast=True)    # after `-m` has deselected what this session does not run
+def pytest_collection_modifyitems(session, config, items):
+    """Starts the recordings that the selected tests read, and runs those tests last."""
+    needed = {SHARED_FIXTURES[f] for item in items for f in getattr(item, "fixturenames", ()) if f in SHARED_FIXTURES}
+    if not needed or config.option.collectonly:
+        return
+    rec = shared_run.SharedRecording(shared_run.make_root(config), needed)
+    config.stash[SHARED] = rec
+    rec.start()
+    readers = [i for i in items if SHARED_FIXTURES.keys() & set(getattr(i, "fixturenames", ()))]
+    others = [i for i in items if i not in set(readers)]
+    items[:] = others + readers
+
+
+def pytest_unconfigure(config):
+    rec = config.stash.get(SHARED, None)
+    if rec is not None:
+        rec.stop()
+
+
+def shared(request, name: str) -> Run:
+    rec = request.config.stash.get(SHARED, None)
+    assert rec is not None, "the shared recording was not started (tests/conftest.py)"
+    r = rec.get(name)
+    cli = CliResult(r.returncode, r.stdout, r.stderr, r.run_dir)
+    assert r.returncode == 0, f"shared recording {name!r} exited {r.returncode} after {r.seconds:.0f} s\n" \
+                              + r.stdout[-3000:] + r.stderr[-3000:]
     return load_run(cli)
+
+
+@pytest.fixture(scope="session")
+def shared_decode(request) -> Run:
+    """decode-loop, tiny profile, fresh + reuse, 24 tokens, verify=true, --memory-budget 2048MB, in
+    Chromium (real WebGPU) and WebKitGTK (emulated)."""
+    return shared(request, "decode")
+
+
+@pytest.fixture(scope="session")
+def decode_run(shared_decode) -> Run:
+    """The Chromium cells of :func:`shared_decode` (decode-loop tiny, fresh + reuse, 24 tokens)."""
+    return shared_decode.only("chromium")
+
+
+@pytest.fixture(scope="session")
+def shared_ort(request) -> Run:
+    """ort-decode tiny, default / bind-group-cache / force-gc, 48 tokens, kvCache=static, Chromium."""
+    return shared(request, "ort")
+
+
+@pytest.fixture(scope="session")
+def shared_app(request) -> Run:
+    """``app`` on tests/apps' transformers and main-thread apps, Chromium, --inject cdp,proxy, 4 steps."""
+    return shared(request, "app")
+
+
+@pytest.fixture(scope="session")
+def shared_app_webkit(request) -> Run:
+    """``app`` on the same apps in WebKitGTK (proxy, emulated WebGPU), 4 steps."""
+    return shared(request, "app-webkit")

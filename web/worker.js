@@ -136,6 +136,8 @@ async function main(page) {
     heartbeat: (what = '') => sink.post({ kind: 'heartbeat', what: String(what).slice(0, 200) }),
     kernelUrl: (name) => `/workloads/kernels/${name}`,
     thread: isWorker ? 'worker' : 'main',
+    // 'real' or 'emulated' (web/emulation/: no kernel runs, so no result can be checked)
+    webgpu,
     page: {
       ...(page ?? { loads: 1, navigation_type: null, state: null }),
       /** Ask the runner page to 'reload' or 'navigate' away and back; `state` (JSON) comes back

@@ -12,6 +12,8 @@ from harness.serve.injection import InjectConfig, InjectionCore
 from prove_injection import ChromiumPaths, WebKitPaths, check
 from server import Served, create_app
 
+pytestmark = pytest.mark.full   # every injection path in real browsers: make test-full
+
 TOKENS, STEPS = 3, 6
 CSP = "script-src 'self'; worker-src 'self' blob:; connect-src 'self'"
 

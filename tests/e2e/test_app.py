@@ -22,6 +22,8 @@ from conftest import REPO, load_run, run_cli
 sys.path.insert(0, str(REPO / "tests" / "apps"))
 from server import Served, create_app  # noqa: E402
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 N = 4  # tokens of the decoders, steps of the compute apps
 DECODERS = {"transformers": ("worker", "module"), "ort-classic": ("worker", "classic"), "ort-blob": ("worker", "classic")}
 COMPUTE = {"main-thread": ("page", ""), "nested": ("worker", "classic"), "eager-module": ("worker", "module"),
@@ -138,28 +140,6 @@ def test_chromium_compute_apps_counted_exactly_in_their_realm(chromium):
     realms = {r["kind"]: r for r in nested["realms"]}
     assert len(nested["realms"]) == 3 and sum(r["device"] for r in nested["realms"]) == 1, nested["realms"]
     assert realms["page"]["steps"] == 0
-
-
-def test_report_rows_carry_the_app_and_memory_per_process_and_growth(chromium):
-    s = chromium.summary
-    assert set(s["app_title"]) >= {"Transformers.js text generation (test app)",
-                                   "WebGPU compute on the main thread (test app)"}
-    assert (s["step_kind"] == "mapAsync").all() and s["app_url"].str.startswith("http://127.0.0.1").all()
-    row = s[s["cell"] == "chromium.app.transformers.cdp.r0"].iloc[0]
-    assert row["measured_realm"].startswith("worker (module) http://127.0.0.1") and row["peak_rss_bytes_renderer"] > 0
-    html = (chromium.dir / "report.html").read_text()
-    assert "Transformers.js text generation (test app)" in html and "steps on mapAsync" in html
-    stats = json.loads((chromium.dir / "stats.json").read_text())
-    g = next(g for g in stats["groups"] if g["group"] == "chromium/app/transformers@cdp")
-    # (RSS growth per token needs memory rounds at several steps: a 4-step cell ends too soon
-    # for that; README's new-user run shows it)
-    for metric in ("bind_groups_per_token", "live_bind_groups_max", "live_bind_groups_growth_per_token",
-                   "peak_rss_bytes_renderer", "peak_rss_bytes_all", "js_heap_bytes_max"):
-        assert g["metrics"][metric]["value"] is not None, metric
-    assert g["metrics"]["bind_groups_per_token"]["value"] == 29
-    # the worker's JS heap came from the app's own worker (CDP), memory from every process type
-    mem = chromium.memory[chromium.memory["cell"] == "chromium.app.transformers.cdp.r0"]
-    assert {"renderer", "gpu-process", "browser", "worker"} <= set(mem["process_type"])
 
 
 def test_webkit_proxy_on_emulated_webgpu(webkit):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from conftest import run_cli
+
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
 
 
 def test_auto_sample_adds_repetitions_and_says_why_it_stopped(tmp_path):

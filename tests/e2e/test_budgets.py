@@ -61,6 +61,7 @@ def test_missing_budget_file_is_bad_input(tmp_path):
 
 # ---------------------------------------------------------------------------------- real run
 
+@pytest.mark.full
 def test_violated_budget_fails_the_run_and_says_which(budget_run):
     cli, _ = budget_run
     assert cli.returncode == 1, cli.stdout + cli.stderr
@@ -74,6 +75,7 @@ def test_violated_budget_fails_the_run_and_says_which(budget_run):
     assert all(c["status"] == "ok" for c in manifest["cells"])      # the cells were fine: only the budget failed
 
 
+@pytest.mark.full
 def test_junit_has_one_testcase_per_budget_and_a_failure_naming_it(budget_run):
     cli, _ = budget_run
     root = ET.parse(cli.run_dir / "junit.xml").getroot()
@@ -87,6 +89,7 @@ def test_junit_has_one_testcase_per_budget_and_a_failure_naming_it(budget_run):
     assert cases[ELSEWHERE].find("skipped") is not None
 
 
+@pytest.mark.full
 def test_stats_files_and_step_summary(budget_run):
     cli, step_summary = budget_run
     d = cli.run_dir
@@ -108,6 +111,7 @@ def test_stats_files_and_step_summary(budget_run):
     assert "❌" in md and FAILING in md and step_summary.read_text().strip() == md.strip()
 
 
+@pytest.mark.full
 def test_report_has_budget_results_ci_bands_and_manifest_panel(budget_run):
     cli, _ = budget_run
     html = (cli.run_dir / "report.html").read_text()
@@ -134,6 +138,7 @@ def test_budget_naming_a_missing_variant_fails_before_the_run(line, words, tmp_p
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.full
 def test_report_command_reproduces_the_runs_ci_files(budget_run, tmp_path):
     # `webgpu-harness report` on a folder written by `run`, with the same budgets: byte-identical
     # statistics and CI files, with no browser
@@ -148,6 +153,7 @@ def test_report_command_reproduces_the_runs_ci_files(budget_run, tmp_path):
     assert not (out / "samples.jsonl").exists()             # the run folder is read, never copied or changed
 
 
+@pytest.mark.full
 def test_the_readme_budgets_file_works_with_run(tmp_path):
     """README's own budgets.toml: accepted by `run` (no baseline budget in it), and every budget is
     decided on measured values: the ones that match nothing here are optional."""

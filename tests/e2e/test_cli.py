@@ -31,6 +31,7 @@ def test_bad_numbers_exit_2(args, tmp_path):
     assert len([x for x in r.stderr.splitlines() if x.strip()]) == 1
 
 
+@pytest.mark.full
 def test_missing_browser_binary_says_how_to_install(tmp_path):
     r = run_cli("run", "--browser", "chromium", "--browser-path", str(tmp_path / "no-such-chrome"),
                 run_dir=tmp_path / "r")
@@ -38,6 +39,7 @@ def test_missing_browser_binary_says_how_to_install(tmp_path):
     assert "apt-get install" in r.stderr
 
 
+@pytest.mark.full
 def test_no_webgpu_adapter_is_recorded_as_skipped(tmp_path):
     # Without --enable-unsafe-webgpu, Linux Chromium exposes navigator.gpu but gives no adapter.
     r = run_cli("run", "--browser", "chromium", "--workload", "decode-loop", "--profile", "tiny",
@@ -52,6 +54,7 @@ def test_no_webgpu_adapter_is_recorded_as_skipped(tmp_path):
     assert (tmp_path / "r" / "report.html").exists()
 
 
+@pytest.mark.full
 def test_workload_exception_is_recorded_with_stack_and_other_cells_continue(tmp_path):
     # decode-loop's test-only fault throws inside the worker at step 2; gc-retention (which does
     # not declare that parameter) runs on after it in the same browser
@@ -77,6 +80,7 @@ def test_unknown_emulation_option_is_one_line_error(tmp_path):
     assert len(lines) == 1 and "reportCostToJs" in lines[0]
 
 
+@pytest.mark.full
 def test_duplicate_names_run_once(tmp_path):
     r = run_cli("run", "--browser", "chromium,chromium", "--workload", "decode-loop", "--profile", "tiny",
                 "--variant", "fresh,fresh", "--tokens", "2", run_dir=tmp_path / "r")
@@ -111,6 +115,7 @@ def test_output_that_is_a_file_exits_2(tmp_path):
     assert r.returncode == 2 and "is a file" in r.stderr
 
 
+@pytest.mark.full
 def test_no_probes_records_counts_as_missing_not_zero(tmp_path):
     r = run_cli("run", "--browser", "chromium", "--workload", "decode-loop", "--profile", "tiny", "--variant", "fresh",
                 "--tokens", "4", "--no-probes", "--budget", "decode-loop/fresh: bind_groups_per_token <= 1",
@@ -122,6 +127,7 @@ def test_no_probes_records_counts_as_missing_not_zero(tmp_path):
     assert r.returncode == 1  # the budget has no data to pass on
 
 
+@pytest.mark.full
 def test_interrupted_run_keeps_samples_and_writes_a_report(tmp_path):
     import json
     import signal

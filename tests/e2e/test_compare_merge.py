@@ -12,6 +12,8 @@ import pytest
 
 from conftest import run_cli
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import signal
@@ -12,6 +14,8 @@ import time
 import psutil
 
 from conftest import REPO, CliResult, load_run
+
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
 
 
 def _steps_in(path, cell_prefix):

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import REPO, load_run, run_cli
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 TINY = json.loads((REPO / "workloads/decode-loop/manifest.json").read_text())["profiles"]["tiny"]
 KV_CACHES = 2 * TINY["layers"]                                  # a K and a V cache per layer
 BYTES_PER_POSITION = TINY["kv_heads"] * TINY["head_dim"] * 4    # one position of one KV cache

@@ -10,6 +10,8 @@ import pytest
 
 from conftest import load_run, run_cli
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 FAULT_STEP = 2
 
 

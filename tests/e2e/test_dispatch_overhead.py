@@ -13,6 +13,8 @@ import pytest
 from conftest import CliResult, load_run, run_cli
 from harness.native.bench import expected_result, fnv1a32_hex
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 N = 256
 ROUNDS = 4
 CONFIGS = ["single-op", "sequential", "batched-1", "batched-16", "batched-64", "batched-all", "one-pass", "phases", "kernel"]

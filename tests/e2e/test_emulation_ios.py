@@ -7,9 +7,13 @@ large buffer; `call_ending=leak` makes the modeled bytes grow a known step per g
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from conftest import load_run, run_cli
+
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
 
 MiB = 1 << 20
 

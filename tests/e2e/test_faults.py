@@ -24,6 +24,8 @@ import pytest
 
 from conftest import REPO, CliResult, load_run, run_cli
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 HANG = 12   # the worker hangs after steps 0..HANG-1
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from conftest import load_run, run_cli
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 
 @pytest.fixture(scope="module")
 def fused_run(tmp_path_factory):

@@ -19,6 +19,8 @@ import pytest
 
 from conftest import load_run, run_cli
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 TOKENS = 24
 FORCE_EVERY = 4
 CHURN_KB = 2048

@@ -4,9 +4,13 @@ and have process memory sampled after every cycle; in Chromium and WebKitGTK."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from conftest import load_run, run_cli
+
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
 
 CYCLES = 3
 

@@ -16,6 +16,8 @@ from harness import tables
 from harness.native.bench import expected_result, fnv1a32_hex
 from test_dispatch_overhead import N, browser_dispatch_run
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 
 def _native(*args, out):
     return run_cli("native", *args, "--output", str(out))

@@ -10,6 +10,8 @@ import pytest
 
 from conftest import REPO, load_run, run_cli
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 FIXTURE = REPO / "workloads" / "ort-run" / "models" / "conv-tiny"
 RUNS, SESSIONS = 3, 2
 

@@ -5,6 +5,8 @@ second copy with a limit under the measured value must fail with it: the counts 
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import re
 import subprocess
@@ -14,6 +16,8 @@ from conftest import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "apps"))
 from server import Served, create_app  # noqa: E402
+
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
 
 
 def readme_example() -> str:

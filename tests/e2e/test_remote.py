@@ -22,6 +22,8 @@ import pytest
 
 from conftest import load_run, run_cli
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 CELL = ["-w", "decode-loop", "-p", "tiny", "-v", "fresh", "-n", "3"]
 COUNTS = ["create_bind_group", "dispatch_workgroups", "submit", "write_buffer"]
 

@@ -15,6 +15,8 @@ import pytest
 
 from conftest import REPO, run_cli
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 RUNS = REPO / "tests" / "analysis" / "runs"
 WIDTH, HEIGHT = 1280, 900
 

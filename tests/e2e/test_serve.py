@@ -3,6 +3,8 @@ the report are written when serve is stopped."""
 
 from __future__ import annotations
 
+import pytest
+
 import re
 import signal
 import subprocess
@@ -10,6 +12,8 @@ import sys
 import time
 
 from conftest import REPO, load_run
+
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
 
 
 def test_serve_records_a_cell_run_in_a_browser_we_open(tmp_path):

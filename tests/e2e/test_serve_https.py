@@ -5,6 +5,8 @@ its samples land in the same tables as a driven browser's."""
 
 from __future__ import annotations
 
+import pytest
+
 import re
 import signal
 import socket
@@ -15,6 +17,8 @@ import time
 import urllib.request
 
 from conftest import REPO, load_run
+
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
 
 
 def test_serve_https_for_a_phone(tmp_path):

@@ -8,6 +8,8 @@ import pytest
 
 from conftest import load_run, run_cli
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 PATHS = ["write-buffer", "staging-ring", "mapped-at-creation", "map-async-write"]
 SIZES = [4096, 65536]
 ROUNDS, RING = 2, 2

@@ -19,13 +19,10 @@ from conftest import REPO, CliResult, load_run, run_cli
 
 
 @pytest.fixture(scope="module")
-def mixed_run(tmp_path_factory):
-    """decode-loop tiny, fresh + reuse, in Chromium (real WebGPU) and WebKitGTK (emulated)."""
-    d = tmp_path_factory.mktemp("mixed") / "run"
-    cli = run_cli("run", "--browser", "chromium,webkit", "--workload", "decode-loop", "--profile", "tiny",
-                  "--tokens", "24", "--memory-budget", "2048MB", run_dir=d)
-    assert cli.returncode == 0, cli.stdout + cli.stderr
-    return load_run(cli)
+def mixed_run(shared_decode):
+    """decode-loop tiny, fresh + reuse, 24 tokens, in Chromium (real WebGPU) and WebKitGTK (emulated),
+    --memory-budget 2048MB: the session's shared recording (tests/shared_run.py)."""
+    return shared_decode
 
 
 def _webkit(run, variant):
@@ -87,6 +84,7 @@ def test_one_report_holds_both_engines(mixed_run):
     assert "real WebGPU" in provenance
 
 
+@pytest.mark.full
 def test_webkit_without_emulation_is_skipped(tmp_path):
     r = run_cli("run", "--browser", "webkit", "--workload", "decode-loop", "--profile", "tiny", "--tokens", "2",
                 "--variant", "fresh", "--webgpu", "real", "--allow-skipped", run_dir=tmp_path / "r")
@@ -96,6 +94,7 @@ def test_webkit_without_emulation_is_skipped(tmp_path):
     assert "navigator.gpu is undefined" in run.summary["reason"].iloc[0]
 
 
+@pytest.mark.full
 def test_webkit_web_process_killed_keeps_samples_and_marks_failed(tmp_path):
     run_dir = tmp_path / "r"
     cmd = [sys.executable, "-m", "harness", "run", "--browser", "webkit", "--workload", "decode-loop",
@@ -150,6 +149,7 @@ CONFORMANCE_JS = """(async () => {
 })()"""
 
 
+@pytest.mark.full
 def test_emulation_conforms_to_real_chromium_webgpu():
     from harness.drive.chromium import ChromiumDriver
     from harness.drive.doctor import evaluate_on_local_page
@@ -163,6 +163,7 @@ def test_emulation_conforms_to_real_chromium_webgpu():
     assert not bad, {n: (real[n], emulated[n]) for n in bad}
 
 
+@pytest.mark.full
 def test_decode_loop_call_sequence_is_the_same_on_emulated_and_real(tmp_path):
     # the same workload in the same browser, once on real WebGPU and once on the emulation
     counts = {}
@@ -177,6 +178,7 @@ def test_decode_loop_call_sequence_is_the_same_on_emulated_and_real(tmp_path):
     assert counts["real"] == counts["emulated"]
 
 
+@pytest.mark.full
 def test_webkit_prefers_a_playwright_webkit_build(tmp_path, monkeypatch):
     from harness.drive.webkit import WebKitGTKDriver
 
@@ -190,6 +192,7 @@ def test_webkit_prefers_a_playwright_webkit_build(tmp_path, monkeypatch):
     assert WebKitGTKDriver().locate().driver == "selenium-webkitgtk"
 
 
+@pytest.mark.full
 def test_small_ort_session_runs_on_the_emulation_like_on_real_webgpu(tmp_path):
     # the same onnxruntime-web session (C++ EP) on real Chromium WebGPU and on the emulation
     per_token = {}
@@ -209,6 +212,7 @@ def test_small_ort_session_runs_on_the_emulation_like_on_real_webgpu(tmp_path):
     assert len(set(per_token["real"])) == 1 and len(set(per_token["emulated"])) == 1
 
 
+@pytest.mark.full
 def test_dispatch_overhead_is_skipped_on_emulated_webgpu(tmp_path):
     r = run_cli("run", "--browser", "webkit", "--workload", "dispatch-overhead", "--variant", "reused", "--tokens", "1",
                 "--allow-skipped", run_dir=tmp_path / "r")

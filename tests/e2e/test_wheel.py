@@ -25,6 +25,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.full   # browser runs of its own: make test-full
+
 USER_WORKLOADS = Path(__file__).resolve().parent / "user-workloads"
 #: Top-level modules of the `measure` extra and what only it pulls in (pyproject.toml).
 MEASURE_MODULES = ("playwright", "selenium", "wgpu", "onnx", "fastapi", "uvicorn", "starlette")
