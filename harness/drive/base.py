@@ -113,6 +113,10 @@ class BrowserSession(abc.ABC):
         """``(tag, ok)`` of each :meth:`collect_garbage` request answered since the last call."""
         return []
 
+    def collections_pending(self) -> int:
+        """:meth:`collect_garbage` requests sent and not answered yet."""
+        return 0
+
     def watch_worker(self, url: str) -> None:
         """Read :meth:`worker_heap` from the worker whose script URL contains ``url`` from now on
         (an app's worker instead of the harness's ``/web/worker.js``)."""

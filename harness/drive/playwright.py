@@ -201,6 +201,9 @@ class PlaywrightSession(BrowserSession):
         done, self._gc_done = self._gc_done, []
         return done
 
+    def collections_pending(self) -> int:
+        return len(self._gc_pending)
+
     def close(self) -> None:
         for step in (lambda: self._browser.close(), lambda: self._pw.stop()):
             try:
