@@ -94,6 +94,14 @@ def pytest_collection_modifyitems(session, config, items):
     items[:] = others + readers
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """One line: how long each shared recording took and how it ended."""
+    rec = config.stash.get(SHARED, None)
+    if rec is not None and rec.done:
+        parts = [f"{n} {r.seconds:.0f} s (exit {r.returncode})" for n, r in sorted(rec.done.items())]
+        terminalreporter.write_line("shared recording (tests/shared_run.py): " + ", ".join(parts))
+
+
 def pytest_unconfigure(config):
     rec = config.stash.get(SHARED, None)
     if rec is not None:
