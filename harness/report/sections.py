@@ -96,7 +96,7 @@ STEP_COLUMNS = [("createBindGroup / step", "bind_groups_per_token", "number"),
 #: per method present (:func:`dispatch_columns`), upload's per size (:func:`upload_columns`).
 WORKLOAD_COLUMNS = {
     "app": [("steps", "progress", "text"), *STEP_COLUMNS, ("median ms / step", "median_ms_per_token", "number")],
-    "ort-run": [("steps", "progress", "text"), ("session cycles", "cycles", "number"), ("runs", "runs", "number"),
+    "ort-run": [("steps", "steps_received", "number"), ("session cycles", "cycles", "number"), ("runs", "runs", "number"),
                 *STEP_COLUMNS, ("median ms / steady run", "median_ms_per_run", "number"),
                 ("ms to first result, cycle 0 (every cycle: Cycles)", "time_to_first_result_ms", "number"),
                 ("outputs identical", "tokens_identical", "text")],
@@ -131,7 +131,7 @@ def upload_columns(grp) -> list[tuple[str, str, str]]:
     size (summary.csv ``median_ms_per_upload_<bytes>``) — never one median over every size."""
     sizes = sorted(int(c.rsplit("_", 1)[1]) for c in grp.columns
                    if c.startswith("median_ms_per_upload_") and grp[c].notna().any())
-    return ([("uploads", "progress", "text"), ("buffers created / upload", "buffers_created_per_upload", "number")]
+    return ([("uploads", "steps_received", "number"), ("buffers created / upload", "buffers_created_per_upload", "number")]
             + [(f"median ms / upload of {F.value(b, 'bytes')}", f"median_ms_per_upload_{b}", "number") for b in sizes]
             + [("bytes identical", "tokens_identical", "text")])
 
