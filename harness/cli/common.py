@@ -160,6 +160,8 @@ def print_summary(analysis) -> None:
         unit = rows["step_unit"].dropna().iloc[0] if "step_unit" in rows and rows["step_unit"].notna().any() else "token"
         title = (f"{workload}: µs per dispatch by method (mean over rounds after the first)" if workload == "dispatch-overhead"
                  else f"{workload} (one step = one {unit}; per-step values: medians over steps after the first)")
+        if workload == "dispatch-overhead" and not heads:
+            title = f"{workload}: sync-latency methods only (their µs per sync: the sync latency table below)"
         table = Table(title=title)
         for h in ("cell", "status", *heads.values()):
             table.add_column(h, overflow="fold")
