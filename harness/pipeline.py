@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+import pandas as pd
+
 from harness import stats as S
 from harness import tables as T
 from harness.report import render
@@ -33,6 +35,7 @@ from harness.stats import findings as FD
 from harness.stats.bands import Band, chart_bands
 from harness.stats.run import RunStats
 from harness.stats.workloads import compute_all
+from harness.stats.workloads.cycles import COLUMNS as CYCLE_COLUMNS
 from harness.store.runfolder import check_run_folder
 from harness.verdicts import budgets as B
 from harness.verdicts import ci_files
@@ -40,7 +43,7 @@ from harness.verdicts.compare import Comparison, compare
 
 #: Files :func:`write` produces for a run folder, in the order they are written.
 RUN_FILES = ("summary.csv", "steps.csv", "memory.csv", "stats.json", "differences.csv", "stats.csv",
-             "memory_series.csv", "junit.xml", "summary.md", "report.html")
+             "memory_series.csv", "cycles.csv", "junit.xml", "summary.md", "report.html")
 #: Files :func:`write` produces for a comparison.
 COMPARE_FILES = ("compare.json", "stats.json", "differences.csv", "junit.xml", "summary.md", "compare.html")
 
@@ -159,6 +162,10 @@ def write(analysis: Analysis) -> dict[str, Path]:
                                          "findings": [f.to_dict() for f in analysis.findings]}):
         paths[p.name] = p
     paths["memory_series.csv"] = ci_files.write_memory_series(out, (analysis.workloads.get("memory") or {}).get("rows", []))
+    # one row per ort-run session cycle / lifecycle page load (harness/stats/workloads/cycles.py); a header alone without
+    cycles = (analysis.workloads.get("cycles") or {}).get("table")
+    paths["cycles.csv"] = out / "cycles.csv"
+    (cycles if cycles is not None else pd.DataFrame(columns=CYCLE_COLUMNS)).to_csv(paths["cycles.csv"], index=False)
     paths["junit.xml"] = ci_files.junit_xml(analysis.budgets, out / "junit.xml")
     paths["summary.md"] = ci_files.write_markdown(
         ci_files.markdown("webgpu-harness run", analysis.stats, analysis.stats.differences, analysis.budgets,

@@ -26,6 +26,8 @@ EMULATION_COLUMNS = ["modeled_native_bytes", "native_bind_groups_live", "native_
 #: Process types that host the page and its worker (where the engine charges bind groups'
 #: memory on Apple platforms: the web content process; references.md, WebKit BindGroup.mm).
 CONTENT_PROCESS_TYPES = ("renderer", "WebKitWebProcess", "WebContent")
+#: Process types of the GPU process (Chromium ``--type=gpu-process``, WebKit's GPU process names).
+GPU_PROCESS_TYPES = ("gpu-process", "WebKitGPUProcess", "GPU")
 CELL_KEYS = ["cell", "browser", "workload", "variant", "profile", "repetition"]
 STEP_COLUMNS = CELL_KEYS + ["step", "token", "logits_hash", "cpu_ms", "wall_ms", "received_s",
                             *COUNTER_COLUMNS.values(), *LIVE_COLUMNS, *EMULATION_COLUMNS]
@@ -215,12 +217,24 @@ DISPATCH_METHODS = ["single-op", "sequential", "batched-1", "batched-16", "batch
                     "phases"]
 
 
+def after_first_round(steps: pd.DataFrame) -> pd.DataFrame:
+    """One cell's steps of rounds ≥ 1 (``extra_round``) when it has them, else all of them: round 0
+    of a workload that repeats every configuration per round (upload's sizes, dispatch-overhead's
+    methods) is its warm-up, as token 0 is a decoder's."""
+    if "extra_round" in steps and (steps["extra_round"] >= 1).any():
+        return steps[steps["extra_round"] >= 1]
+    return steps
+
+
 def own_terms(workload: str | None, s: pd.DataFrame) -> dict:
     """One cell's summary in its workload's own terms (summary.csv columns after the common ones):
     ``step_unit``; dispatch-overhead: ``us_per_dispatch_<method>`` (mean over rounds after round 0)
     and ``kernel_us_per_dispatch``; ort-run: ``runs``, ``median_ms_per_run`` (steady runs),
-    ``time_to_first_result_ms``; upload: ``uploads``, ``median_ms_per_upload``,
-    ``buffers_created_per_upload`` and ``median_ms_per_upload_<size bytes>``; lifecycle: ``page_loads``, ``median_ms_per_page_load``."""
+    ``time_to_first_result_ms``, ``cycles``; upload: ``uploads``, ``median_ms_per_upload``,
+    ``buffers_created_per_upload`` (all over every size) and ``median_ms_per_upload_<size bytes>`` (rounds
+    after round 0: :func:`after_first_round`); lifecycle: ``page_loads``, ``median_ms_per_page_load``.
+    ort-run's ``time_to_first_result_ms`` is cycle 0's (from its create step's start to its first
+    outputs read back), ``cycles`` its session cycles: every cycle's figures are in cycles.csv."""
     out: dict = {"step_unit": STEP_UNITS.get(workload or "", "token")}
     if not len(s):
         return out
@@ -235,14 +249,20 @@ def own_terms(workload: str | None, s: pd.DataFrame) -> dict:
     elif workload == "ort-run" and "extra_phase" in s:
         runs = s[s["extra_phase"].isin(["first-run", "steady"])]
         steady = s[s["extra_phase"] == "steady"]["wall_ms"].dropna()
-        first = s[s["extra_phase"] == "first-run"]["wall_ms"].dropna()
+        first = s[s["extra_phase"] == "first-run"]
+        # from the start of cycle 0's create step to its first outputs read back (the workload's own
+        # figure); older runs without it: the first run's wall ms
+        ttfr = (first["extra_time_to_first_result_ms"].dropna() if "extra_time_to_first_result_ms" in first
+                else pd.Series(dtype=float))
+        ttfr = ttfr if len(ttfr) else first["wall_ms"].dropna()
         out.update(runs=int(len(runs)), median_ms_per_run=float(steady.median()) if len(steady) else None,
-                   time_to_first_result_ms=float(first.iloc[0]) if len(first) else None)
+                   time_to_first_result_ms=float(ttfr.iloc[0]) if len(ttfr) else None,
+                   cycles=int(s["extra_cycle"].nunique()) if "extra_cycle" in s else None)
     elif workload == "upload":
         out.update(uploads=int(len(s)), median_ms_per_upload=float(s["wall_ms"].median()),
                    buffers_created_per_upload=float(s["create_buffer"].median()) if s["create_buffer"].notna().any() else None)
         if "extra_size_bytes" in s:
-            for size, g in s.groupby("extra_size_bytes"):
+            for size, g in after_first_round(s).groupby("extra_size_bytes"):
                 out[f"median_ms_per_upload_{int(size)}"] = float(g["wall_ms"].median())
     elif workload == "lifecycle":
         out.update(page_loads=int(len(s)), median_ms_per_page_load=float(s["wall_ms"].median()))

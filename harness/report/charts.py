@@ -49,12 +49,28 @@ def _profile(row) -> str:
     return "default" if F.missing(p) or p == "" else str(p)
 
 
+def step_word(summary) -> str:
+    """``token`` when a workload of the run generates tokens, else ``step`` (harness/tables.py
+    ``STEP_UNITS``: workloads whose steps are runs, uploads, page loads or an app's steps)."""
+    from harness.tables import STEP_UNITS
+
+    workloads = set(summary["workload"]) if len(summary) else set()
+    return "step" if workloads and all(w in STEP_UNITS for w in workloads) else "token"
+
+
 class Names:
     """Short trace names of a run's cells and the legend key. A name is ``variant · browser``,
-    with the workload, ``@profile`` or ``machine:`` added when the run has several of them."""
+    with the workload, ``@profile`` or ``machine:`` added when the run has several of them, and
+    the sweep point (``[pacing=none,main_thread=true]``, manifest cells' ``sweep``) when the run
+    swept a parameter (``sweeps``: cell id → its sweep dict)."""
 
-    def __init__(self, summary):
+    def __init__(self, summary, sweeps: dict[str, dict] | None = None):
         rows = [r for _, r in summary.iterrows()]
+        self.sweeps = {c: ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in (sw or {}).items())
+                       for c, sw in (sweeps or {}).items()}
+        #: what one step of this run is called in titles and axes: ``token``, or ``step`` when no
+        #: workload of the run counts tokens (an app's steps, ort-run's runs, upload's uploads…)
+        self.step = step_word(summary)
         self.vary = {k: len({(_profile(r) if k == "profile" else str(r.get(k) or "")) for r in rows}) > 1
                      for k in ("workload", "profile", "machine", "browser")}
         self.rows = {r["cell"]: r for r in rows}
@@ -67,14 +83,16 @@ class Names:
         if self.vary["machine"] and not F.missing(row.get("machine")):
             browser = f"{row['machine']}:{browser}"
         parts.append(browser)
-        return " · ".join(parts)
+        sweep = self.sweeps.get(str(row.get("cell")), "")
+        return " · ".join(parts) + (f" [{sweep}]" if sweep else "")
 
     def cell(self, cell: str) -> str:
         """The short name of a cell id."""
         return self.of(self.rows[cell]) if cell in self.rows else cell
 
-    def hover(self, row, y: str = "%{y}", x: str = "token %{x}") -> str:
+    def hover(self, row, y: str = "%{y}", x: str | None = None) -> str:
         """Hover text: short name, repetition, full provenance, the point."""
+        x = x or f"{self.step} %{{x}}"
         return (f"<b>{self.of(row)}</b> r{row.get('repetition')}<br>{F.provenance(row)}<br>"
                 f"{x}: {y}<extra></extra>")
 
@@ -163,7 +181,7 @@ def line_chart(tables, names: Names, column: str, title: str, ytitle: str, bands
                                  meta={"cell": row["cell"], "variant": row["variant"], "provenance": F.provenance(row)}))
         seen.add(name)
     add_bands(fig, bands or [], warmup, group_names or {}, colors)
-    fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, xaxis_title="token", yaxis_title=ytitle,
+    fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, xaxis_title=names.step, yaxis_title=ytitle,
                       height=420, **_LAYOUT)
     return fig_dict(fig)
 
@@ -205,10 +223,11 @@ def core_charts(analysis, names: Names) -> dict[str, dict]:
     tokens = {g.key.label for g in analysis.stats.groups.values() if g.key.workload not in NOT_TOKENS}
     bands = {col: [b for b in bs if b.group in tokens] for col, bs in bands.items()}
     note = time_note(analysis)  # said in full in the section's text
+    word = names.step
     charts = {
-        "bind_groups_per_token": line_chart(t, names, "create_bind_group", "createBindGroup calls per token", "calls",
+        "bind_groups_per_token": line_chart(t, names, "create_bind_group", f"createBindGroup calls per {word}", "calls",
                                             bands.get("create_bind_group"), w, gn),
-        "ms_per_token": line_chart(t, names, "wall_ms", "Per-token latency (wall time to the token's sync)"
+        "ms_per_token": line_chart(t, names, "wall_ms", f"Per-{word} latency (wall time to the {word}'s end)"
                                    + (" · ⚑ CPU adapter or emulated: not GPU times" if note else ""), "ms",
                                    bands.get("wall_ms"), w, gn),
     }
@@ -249,11 +268,11 @@ def engine_charts(numbers: dict | None, names: Names) -> dict[str, dict]:
                         x=x, y=y, mode="lines+markers" if len(x) <= 60 else "lines", marker={"size": 4}, name=v, legendgroup=v, showlegend=v not in shown,
                         line={"color": color, "width": 1.5, "dash": "solid" if tr["repetition"] in (0, None) else "dot"},
                         hovertemplate=(f"<b>{v} · {p['engine']}</b> r{tr['repetition']}<br>{p['provenance']}<br>"
-                                       f"token %{{x}}: %{{y}} {'MiB' if scale != 1 else view['unit']}<extra></extra>"),
+                                       f"{names.step} %{{x}}: %{{y}} {'MiB' if scale != 1 else view['unit']}<extra></extra>"),
                         meta={"cell": tr["cell"], "variant": v, "engine": p["engine"], "provenance": p["provenance"],
                               "short": names.of(row) if "cell" in row else v}), row=1, col=col)
                     shown.add(v)
-            fig.update_xaxes(title_text="token", matches="x")
+            fig.update_xaxes(title_text=names.step, matches="x")
             fig.update_yaxes(title_text="MiB" if scale != 1 else view["unit"], col=1)
             title = view["title"] + (f" — {setting['setting']}" if len(numbers["settings"]) > 1 else "")
             if missing:

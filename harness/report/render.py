@@ -81,9 +81,13 @@ def ci_svg(d, scale: float) -> Markup:
 
 
 def wbr(text) -> Markup:
-    """``text`` escaped, with a line-break opportunity after each ``_`` and ``/`` (long metric
-    names and group labels wrap inside a narrow table header instead of widening the table)."""
-    return Markup(str(escape(str(text))).replace("_", "_<wbr>").replace("/", "/<wbr>"))
+    """``text`` escaped, with a line-break opportunity after each ``_``, ``/`` and ``,`` and before a
+    ``[`` (long metric names and group labels such as ``chromium/dispatch-overhead/fresh@default
+    [pacing=none,main_thread=false]`` wrap inside a narrow column instead of widening the table)."""
+    out = str(escape(str(text)))
+    for a, b in (("_", "_<wbr>"), ("/", "/<wbr>"), (",", ",<wbr>"), ("[", "<wbr>[")):
+        out = out.replace(a, b)
+    return Markup(out)
 
 
 def environment() -> jinja2.Environment:
@@ -108,13 +112,14 @@ def render(analysis, out_dir: Path | None = None, basic_bundle: Path | None = No
     plotly.js's basic bundle, embedded instead of the full one when it fits (:func:`plotly_js`)."""
     env = environment()
     t = analysis.tables
-    names = Names(t.summary)
+    names = Names(t.summary, {c["cell"]: c.get("sweep") for c in t.manifest.get("cells", [])})
     all_charts: dict[str, dict] = {}
     sections = []
     for sec in SECTIONS:
         ctx = sec.context(analysis, names)
         if ctx is None:
             continue
+        ctx = {"word": names.step, **ctx}  # what a step is called: "token", or "step" (harness/report/charts.py)
         figs = sec.charts(analysis, ctx, names) if sec.charts else {}
         all_charts.update(figs)
         sections.append({"id": sec.id, "title": sec.heading(ctx), "charts": figs,
@@ -124,7 +129,7 @@ def render(analysis, out_dir: Path | None = None, basic_bundle: Path | None = No
         workloads=list(dict.fromkeys(t.summary["workload"])) if len(t.summary) else [],
         events=t.events[t.events["kind"].isin(["error", "skip", "cell_status", "device_lost", "uncaptured_error",
                                                 "refused", "gap", "process_exit"])].to_dict("records"),
-        envs=t.env, chart_json=_json(all_charts), plotly_js=plotly_js(all_charts, basic_bundle))
+        envs=t.env, chart_json=_json(all_charts), plotly_js=plotly_js(all_charts, basic_bundle), word=names.step)
     out = Path(out_dir or analysis.out_dir) / "report.html"
     out.write_text(html, encoding="utf-8")
     return out

@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from harness.report import charts, workload_charts
+from harness.report import format as F
 from harness.report.charts import Names
 from harness.stats.finding import NOT_TOKENS
 from harness.stats.metrics import HEADLINE
+from harness.stats.workloads.cycles import FIGURE_NAMES
+from harness.tables import STEP_UNITS
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,23 @@ TOKEN_COLUMNS = [("steps / tokens", "progress", "text"), ("createBindGroup / tok
                  ("live bind groups at end", "live_bind_groups_end", "number"),
                  ("content process RSS, max (MiB)", "content_rss_bytes_max", "mib"),
                  ("median ms / token", "median_ms_per_token", "number"), ("tokens identical", "tokens_identical", "text")]
+#: Per-step columns of workloads whose steps are not tokens (summary.csv's ``*_per_token`` columns are
+#: medians per step: the names are the stable interface, the headers say what a step is).
+STEP_COLUMNS = [("createBindGroup / step", "bind_groups_per_token", "number"),
+                ("dispatches / step", "dispatches_per_token", "number"), ("submits / step", "submits_per_token", "number"),
+                ("live bind groups, max", "live_bind_groups_max", "number"),
+                ("live bind groups at end", "live_bind_groups_end", "number"),
+                ("content process RSS, max (MiB)", "content_rss_bytes_max", "mib")]
+#: Each workload's own columns (workloads not listed: :data:`TOKEN_COLUMNS`); dispatch-overhead's are
+#: per method present (:func:`dispatch_columns`), upload's per size (:func:`upload_columns`).
+WORKLOAD_COLUMNS = {
+    "app": [("steps", "progress", "text"), *STEP_COLUMNS, ("median ms / step", "median_ms_per_token", "number")],
+    "ort-run": [("steps", "steps_received", "number"), ("session cycles", "cycles", "number"), ("runs", "runs", "number"),
+                *STEP_COLUMNS, ("median ms / steady run", "median_ms_per_run", "number"),
+                ("ms to first result, cycle 0 (every cycle: Cycles)", "time_to_first_result_ms", "number"),
+                ("outputs identical", "tokens_identical", "text")],
+    "lifecycle": [("page loads", "progress", "text"), *STEP_COLUMNS, ("median ms / page load", "median_ms_per_page_load", "number")],
+}
 #: dispatch-overhead in its own terms: rounds, µs per dispatch per method, single-op ÷ sequential.
 DISPATCH_COLUMNS = [("rounds", "tokens", "number"), ("steps (method runs)", "steps_received", "number"),
                     ("single-op µs / dispatch", "us_single-op", "mean_interval"),
@@ -89,21 +109,53 @@ DISPATCH_COLUMNS = [("rounds", "tokens", "number"), ("steps (method runs)", "ste
                     ("batched-16 µs / dispatch", "us_batched-16", "mean_interval"),
                     ("one-pass µs / dispatch", "us_one-pass", "mean_interval"),
                     ("single-op ÷ sequential", "factor", "mean_interval")]
+def dispatch_columns(grp, methods: dict[str, dict], sync: dict[str, dict]) -> list[tuple[str, str, str]]:
+    """dispatch-overhead's columns for the methods its cells ran: :data:`DISPATCH_COLUMNS`' methods
+    present (the overestimation factor when single-op and sequential both ran) and the median µs
+    per sync of each sync-latency method (every statistic: the Sync latency section)."""
+    ran = {c for cell in grp["cell"] for c in (methods.get(cell) or {}).get("per", {})
+           if not F.missing((methods.get(cell) or {}).get("per", {}).get(c, (None,))[0])}
+    cols = [c for c in DISPATCH_COLUMNS[:2]]
+    cols += [c for c in DISPATCH_COLUMNS[2:6] if c[1][3:] in ran]
+    cols += [(f"{c} µs / dispatch", f"us_{c}", "mean_interval") for c in sorted(ran)
+             if f"us_{c}" not in {k for _, k, _ in DISPATCH_COLUMNS}]
+    if {"single-op", "sequential"} <= ran:
+        cols.append(DISPATCH_COLUMNS[6])
+    names = list(dict.fromkeys(m for cell in grp["cell"] for m in sync.get(cell, {})))
+    cols += [(f"{m} µs / sync, median", f"sync_{m}", "estimate") for m in names]
+    return cols
+
+
+def upload_columns(grp) -> list[tuple[str, str, str]]:
+    """upload's columns: uploads, buffers created per upload and the median ms per upload of each
+    size (summary.csv ``median_ms_per_upload_<bytes>``) — never one median over every size."""
+    sizes = sorted(int(c.rsplit("_", 1)[1]) for c in grp.columns
+                   if c.startswith("median_ms_per_upload_") and grp[c].notna().any())
+    return ([("uploads", "steps_received", "number"), ("buffers created / upload", "buffers_created_per_upload", "number")]
+            + [(f"median ms / upload of {F.value(b, 'bytes')}", f"median_ms_per_upload_{b}", "number") for b in sizes]
+            + [("bytes identical", "tokens_identical", "text")])
 
 
 def cells_context(analysis, names: Names) -> dict | None:
     """Context of cells.j2: one table per workload, with that workload's own columns
-    (:data:`TOKEN_COLUMNS`, :data:`DISPATCH_COLUMNS`; gc-retention adds its collection events)."""
+    (:data:`TOKEN_COLUMNS` for decoders, :data:`WORKLOAD_COLUMNS`, :func:`dispatch_columns`,
+    :func:`upload_columns`; gc-retention adds its collection events) and what "identical" means."""
     s = analysis.tables.summary
     if not len(s):
         return None
     retention, methods = _retention_by_cell(analysis), _methods_by_cell(analysis)
+    sync: dict[str, dict] = {}
+    for r in (analysis.workloads.get("sync-latency") or {}).get("rows", []):
+        for cell in r["cells"]:
+            sync.setdefault(cell, {})[r["method"]] = r["median"]
     tables = []
     for workload, grp in s.groupby("workload", sort=False):
         if workload == "dispatch-overhead":
-            cols = DISPATCH_COLUMNS
+            cols = dispatch_columns(grp, methods, sync)
+        elif workload == "upload":
+            cols = upload_columns(grp)
         else:
-            cols = list(TOKEN_COLUMNS)
+            cols = list(WORKLOAD_COLUMNS.get(workload, TOKEN_COLUMNS))
             if workload == "gc-retention":
                 cols.insert(6, ("collection events", "gc_events", "number"))
         rows = []
@@ -115,11 +167,77 @@ def cells_context(analysis, names: Names) -> dict | None:
             for c, v in (m.get("per") or {}).items():
                 row[f"us_{c}"] = v
             row["factor"] = m.get("factor")
+            for method, e in sync.get(r["cell"], {}).items():
+                row[f"sync_{method}"] = e
             rows.append({"row": row, "name": names.of(r), "values": [(row.get(k), fmt) for _, k, fmt in cols]})
         tables.append({"workload": workload, "headers": [h for h, _, _ in cols], "rows": rows,
-                       "vary_profile": names.vary["profile"]})
+                       "vary_profile": names.vary["profile"],
+                       "identical": any(k == "tokens_identical" for _, k, _ in cols)})
     failed = int((s["status"].isin(["failed", "device-lost"])).sum())
-    return {"tables": tables, "n": len(s), "failed": failed}
+    return {"tables": tables, "n": len(s), "failed": failed,
+            "step_units": {w: STEP_UNITS.get(w, "token") for w in s["workload"].unique()}}
+
+
+#: Columns of the per-cycle tables (cycles.csv): (header, column, filter), by workload; then one
+#: "RSS after" column per process type sampled, and the sampling rounds behind them.
+CYCLE_TABLE_COLUMNS = {
+    "ort-run": [("cycle", "cycle", "number"), ("ms to first result", "time_to_first_result_ms", "number"),
+                ("create ms", "create_ms", "number"), ("first run ms", "first_run_ms", "number"),
+                ("steady runs", "steady_runs", "number"), ("median ms / steady run", "median_ms_per_steady_run", "number"),
+                ("release ms", "release_ms", "number")],
+    "lifecycle": [("cycle", "cycle", "number"), ("page load", "page_load", "number"),
+                  ("navigation", "navigation_type", "text"), ("ms (the load's step)", "wall_ms", "number"),
+                  ("requestDevice ms", "device_ms", "number")],
+}
+#: What a cycle created and destroyed (second part of the first table).
+CYCLE_CALL_COLUMNS = [("compute pipelines created", "compute_pipelines_created", "number"),
+                      ("buffers created", "buffers_created", "number"), ("buffers destroyed", "buffers_destroyed", "number"),
+                      ("buffer bytes created", "buffer_bytes_created", "bytes"),
+                      ("createBindGroup", "bind_groups_created", "number"), ("dispatches", "dispatches", "number")]
+#: What was left after a cycle (the second table), then one RSS column per process type sampled.
+CYCLE_AFTER_COLUMNS = [("cycle", "cycle", "number"),
+                       ("buffer bytes live at end (not destroyed)", "buffer_bytes_live_after", "bytes"),
+                       ("buffer wrappers live at end (not yet collected)", "buffers_live_after", "number"),
+                       ("bind groups live at end", "bind_groups_live_after", "number"),
+                       ("worker JS heap after (MiB)", "js_heap_bytes_after", "mib")]
+def cycles_context(analysis, names: Names) -> dict | None:
+    """Context of cycles.j2: per ort-run / lifecycle cell, two tables with one row per cycle
+    (harness/stats/workloads/cycles.py): its times and calls (:data:`CYCLE_TABLE_COLUMNS`,
+    :data:`CYCLE_CALL_COLUMNS`), and what was left after it (:data:`CYCLE_AFTER_COLUMNS`, the RSS
+    sampled after it per process type, MiB); and the first cycle beside the median of the later ones.
+    Columns no cycle has a value for are left out."""
+    n = analysis.workloads.get("cycles")
+    if not n:
+        return None
+    out = []
+    for c in n["cells"]:
+        parts = []
+        for cols in (CYCLE_TABLE_COLUMNS.get(c["workload"], [("cycle", "cycle", "number")]) + CYCLE_CALL_COLUMNS,
+                     CYCLE_AFTER_COLUMNS + [(f"{p} RSS after (MiB)", f"rss_bytes_after_{p}", "mib") for p in c["ptypes"]]
+                     + [("all processes RSS after (MiB)", "rss_bytes_after_all", "mib"),
+                        ("sampling rounds after", "memory_rounds_after", "number")]):
+            cols = [col for col in cols if any(not F.missing(r.get(col[1])) for r in c["cycles"])]
+            parts.append({"headers": [h for h, _, _ in cols],
+                          "rows": [[(r.get(k), fmt) for _, k, fmt in cols] for r in c["cycles"]]})
+        out.append({"name": names.cell(c["cell"]), "cell": c["cell"], "row": c["row"], "workload": c["workload"],
+                    "tables": parts, "n_later": max(len(c["cycles"]) - 1, 0),
+                    "first_vs_later": [(FIGURE_NAMES.get(k, k), v, c["later"].get(k)) for k, v in c["first"].items()
+                                       if not F.missing(v)]})
+    return {"cells": out, "workloads": sorted({c["workload"] for c in out})}
+
+
+def sync_context(analysis, names: Names) -> dict | None:
+    """Context of sync_latency.j2: harness/stats/workloads/sync_latency.py's rows."""
+    n = analysis.workloads.get("sync-latency")
+    return None if not n else {"n": n}
+
+
+def upload_context(analysis, names: Names) -> dict | None:
+    """Context of upload.j2: harness/stats/workloads/upload.py's rows, each with its cell's short name."""
+    n = analysis.workloads.get("upload")
+    if not n:
+        return None
+    return {"rows": [{**r, "name": names.cell(r["cell"])} for r in n["rows"]], "sizes": n["sizes"]}
 
 
 def statistics_context(analysis, names: Names) -> dict | None:
@@ -173,15 +291,21 @@ def _workload(fn: Callable[[Any, dict], dict]) -> Callable[[Any, dict, Names], d
 
 SECTIONS: tuple[Section, ...] = (
     Section("findings", "Findings", "findings.j2", findings_context),
-    Section("engines", "Engines side by side: memory per token", "engines.j2", engines_context,
+    Section("engines", lambda ctx: f"Engines side by side: memory per {ctx['word']}", "engines.j2", engines_context,
             lambda analysis, ctx, names: charts.engine_charts(ctx["n"], names)),
-    Section("per-token", "Per token: bind groups and latency", "per_token.j2", per_token_context,
+    Section("per-token", lambda ctx: f"Per {ctx['word']}: bind groups and latency", "per_token.j2", per_token_context,
             lambda analysis, ctx, names: charts.core_charts(analysis, names)),
     Section("cells", "Cells", "cells.j2", cells_context),
     Section("statistics", "Statistics: 95% confidence intervals, differences, budgets", "statistics.j2",
             statistics_context),
     Section("dispatch-overhead", "Dispatch overhead", "dispatch_overhead.j2", numbers_of("dispatch-overhead"),
             _workload(workload_charts.dispatch_charts)),
+    Section("sync-latency", "Sync latency: µs per wait for the GPU, per method × pacing × thread", "sync_latency.j2",
+            sync_context),
+    Section("upload", "Upload: ms per upload, per path and size", "upload.j2", upload_context),
+    Section("cycles", lambda ctx: "Cycles: " + " and ".join({"ort-run": "ort-run session cycles",
+                                                             "lifecycle": "lifecycle page loads"}.get(w, w)
+                                                            for w in ctx["workloads"]), "cycles.j2", cycles_context),
     Section("retention", lambda ctx: "Bind group retention per engine (" + " vs ".join(ctx["n"]["engines"]) + ")",
             "retention.j2", retention_context),
     Section("onnxruntime", "onnxruntime-web (ort-decode)", "onnxruntime.j2", numbers_of("onnxruntime"),

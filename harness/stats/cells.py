@@ -128,8 +128,11 @@ def groups_of(cells: Iterable[CellData]) -> dict[GroupKey, list[CellData]]:
 def token_values(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> np.ndarray:
     """Per-token values (float array, shape (tokens - warmup,)) of a ``token`` metric;
     ``us_per_dispatch_<method>``: that dispatch-overhead method's µs per dispatch, one per round
-    after round 0 (the warm-up of that workload is its first round, not its first step)."""
+    after round 0 (the warm-up of that workload is its first round, not its first step);
+    ``sync_us_<method>``: µs of each timed sync of that sync-latency method (:func:`sync_samples`)."""
     s = cell.steps
+    if metric.startswith("sync_us_"):  # one sync-latency method: every timed iteration, rounds after round 0
+        return sync_samples(s, metric[len("sync_us_"):])
     if metric.startswith("us_per_dispatch_"):  # one dispatch-overhead method, rounds after round 0
         if "extra_config" not in s or "extra_us_per_dispatch" not in s:
             return np.array([], dtype=float)
@@ -141,6 +144,20 @@ def token_values(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> n
     if column not in s:
         return np.array([], dtype=float)
     return s.loc[s["step"] >= warmup, column].dropna().to_numpy(dtype=float)
+
+
+def sync_samples(steps: pd.DataFrame, method: str) -> np.ndarray:
+    """µs of every timed sync of dispatch-overhead's sync-latency ``method`` (``sync-empty``…) in
+    ``steps`` (one cell's steps.csv rows), in step then iteration order: each step's
+    ``extra_sync_us_samples`` (comma-separated, workloads/dispatch-overhead/bench.js), rounds
+    after round 0 when the cell has them (round 0 is the warm-up)."""
+    if "extra_config" not in steps or "extra_sync_us_samples" not in steps:
+        return np.array([], dtype=float)
+    m = steps[steps["extra_config"] == method]
+    if "extra_round" in m and (m["extra_round"] >= 1).any():
+        m = m[m["extra_round"] >= 1]
+    vals = [float(x) for v in m.sort_values("step")["extra_sync_us_samples"].dropna() for x in str(v).split(",") if x.strip()]
+    return np.asarray(vals, dtype=float)
 
 
 def _memory_rounds(mem: pd.DataFrame) -> pd.DataFrame:

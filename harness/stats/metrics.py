@@ -45,7 +45,14 @@ PATTERN_METRICS = {
     # dispatch-overhead: µs per dispatch of one method (steps.csv extra_us_per_dispatch of the steps
     # whose extra_config is <method>, rounds after round 0): a budget per method
     "us_per_dispatch_": ("token", "µs"),
+    # dispatch-overhead's sync-latency methods (sync-empty, sync-dispatch, sync-map, sync-n): µs of one
+    # sync, one value per timed iteration (steps.csv extra_sync_us_samples), rounds after round 0
+    "sync_us_": ("token", "µs"),
 }
+#: Metrics whose spread is a result of its own (stats.csv also has their ``p10``, ``p90`` and ``max``
+#: rows): the sync-latency methods, where the tail is what an application waits for.
+SPREAD_PREFIXES = ("sync_us_",)
+SPREAD_STATS = ("p10", "p90", "max")
 OTHER_METRICS = {"js_heap_bytes_max": ("cell", "bytes"), "js_heap_growth_bytes_per_token": ("slope", "bytes/token")}
 #: Statistics a budget may name; ``pNN`` is the NN-th percentile.
 STATS = ("median", "mean", "min", "max")
@@ -87,7 +94,7 @@ def deterministic(name: str) -> bool:
     objects, modeled bytes), so a difference between two all-equal samples is exact. Times and
     measured memory (RSS, JS heap) are never treated so: all-equal samples there give no CI."""
     return not (name in ("ms_per_token", "cpu_ms_per_token")
-                or name.startswith(("peak_rss_bytes_", "rss_growth_", "js_heap_", "us_per_dispatch_")))
+                or name.startswith(("peak_rss_bytes_", "rss_growth_", "js_heap_", "us_per_dispatch_", "sync_us_")))
 
 
 def metric_unit(name: str) -> str:
@@ -109,7 +116,7 @@ def valid_metric_names() -> list[str]:
     """Names for error messages (patterned names shown with ``<type>``)."""
     return [*TOKEN_METRICS, "extra_<name>", *CELL_STEP_METRICS, *STEP_SLOPES, *OTHER_METRICS,
             "peak_rss_bytes_<process type|all>", "rss_growth_bytes_per_token_<process type|all>",
-            "us_per_dispatch_<dispatch-overhead method>"]
+            "us_per_dispatch_<dispatch-overhead method>", "sync_us_<sync method: sync-empty|sync-dispatch|sync-map|sync-n>"]
 
 
 def default_stat(metric: str) -> str:

@@ -329,6 +329,9 @@ def available_metrics(cells: list[CellData]) -> list[str]:
     configs = sorted({str(c) for cd in cells if "extra_config" in cd.steps and "extra_us_per_dispatch" in cd.steps
                       for c in cd.steps.dropna(subset=["extra_us_per_dispatch"])["extra_config"].dropna().unique()})
     names += [f"us_per_dispatch_{c}" for c in configs]
+    syncs = sorted({str(c) for cd in cells if "extra_config" in cd.steps and "extra_sync_us_samples" in cd.steps
+                    for c in cd.steps.dropna(subset=["extra_sync_us_samples"])["extra_config"].dropna().unique()})
+    names += [f"sync_us_{c}" for c in syncs]
     if any(len(cd.memory) and (cd.memory["source"] == "cdp").any() for cd in cells):
         names += list(OTHER_METRICS)
     names = [n for n in names if metric_kind(n) is not None]  # e.g. a process type with odd characters

@@ -6,7 +6,7 @@ Files (in a run folder, or a ``compare`` folder):
 ``stats.json``       ``{warmup_steps, confidence, methods, groups: [...], differences: [...],
                      budgets: [...], ...extra}`` — :meth:`harness.stats.RunStats.to_dict` plus
                      budget results (:meth:`harness.budgets.BudgetResult.to_dict`)
-``stats.csv``        one row per group × metric: :data:`STATS_COLUMNS`
+``stats.csv``        one row per group × metric (sync latency: × statistic): :data:`STATS_COLUMNS`
 ``differences.csv``  one row per variant pair (or run pair) × metric: :data:`DIFF_COLUMNS`
 ``junit.xml``        ``<testsuites><testsuite name="webgpu-harness budgets">``, a ``<testcase>``
                      per budget named by the budget; ``<failure>`` / ``<skipped>`` as they went
@@ -34,11 +34,28 @@ DIFF_COLUMNS = ["metric", "unit", "stat", "a", "b", "a_value", "b_value", "diff"
                 "rel", "rel_low", "rel_high", "ci_method", "significant"]
 
 
+def _with_spread(run: S.RunStats, g) -> list:
+    """A group's estimates, each followed, for a metric whose spread is a result
+    (:data:`harness.stats.metrics.SPREAD_PREFIXES`: the sync-latency methods), by its ``p10``,
+    ``p90`` and ``max`` (harness/stats/workloads/sync_latency.py)."""
+    from harness.stats.metrics import SPREAD_PREFIXES
+    from harness.stats.workloads.sync_latency import estimates
+
+    out = []
+    for m, e in g.metrics.items():
+        out.append((m, e))
+        if m.startswith(SPREAD_PREFIXES):
+            out += [(m, x) for stat, x in estimates(run, g.key, m[len("sync_us_"):]).items() if stat != e.stat]
+    return out
+
+
 def stats_rows(run: S.RunStats) -> list[dict]:
-    """Rows of ``stats.csv`` (dicts keyed by :data:`STATS_COLUMNS`)."""
+    """Rows of ``stats.csv`` (dicts keyed by :data:`STATS_COLUMNS`): one per group × metric, and
+    for the sync-latency metrics (``sync_us_<method>``) one per group × metric × statistic
+    (``median``, ``p10``, ``p90``, ``max``)."""
     rows = []
     for g in run.groups.values():
-        for m, e in g.metrics.items():
+        for m, e in _with_spread(run, g):
             d = e.to_dict()
             rows.append({"group": g.key.label, "machine": g.key.machine, "browser": g.key.browser,
                          "workload": g.key.workload, "variant": g.key.variant, "profile": g.key.profile,

@@ -1,6 +1,6 @@
 """Re-record the real run folders the analysis tests read (tests/analysis/runs/<name>/).
 
-Each recording is one ``webgpu-harness run`` in a real browser; only its ``manifest.json`` and
+Each recording is one ``webgpu-harness run`` (or ``app``) in a real browser; only its ``manifest.json`` and
 ``samples.jsonl`` are kept (everything else is derived by harness/pipeline.py). The analysis
 tests assert values that follow from how each run was made (e.g. 42 bind groups per token for
 decode-loop tiny ``fresh``), so re-recording on another machine keeps them passing.
@@ -11,6 +11,7 @@ decode-loop tiny ``fresh``), so re-recording on another machine keeps them passi
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import sys
@@ -34,14 +35,41 @@ RECORDINGS = {
                           "--memory-interval-ms", "50"],
     # Chromium: dispatch-overhead methods, fresh and reused bind groups, 3 rounds of N = 64
     "chromium-dispatch-overhead": ["-b", "chromium", "-w", "dispatch-overhead", "-n", "3", "--param", "n=64"],
+    # Chromium: ort-run's conv-tiny, 3 session create/release cycles of 4 runs each (the per-cycle table)
+    "chromium-ort-run": ["-b", "chromium", "-w", "ort-run", "-n", "4", "--param", "sessions=3", "--param", "settle_ms=400"],
+    # Chromium: lifecycle, 3 page loads per variant (reload, navigate), 8 MiB and 16 dispatches per load
+    "chromium-lifecycle": ["-b", "chromium", "-w", "lifecycle", "-n", "3", "--param", "buffer_mb=8",
+                           "--param", "dispatches=16", "--param", "hold_ms=600", "--param", "away_ms=200"],
+    # Chromium: the sync-latency methods, back-to-back and paced by setTimeout, in the worker and on the
+    # page's main thread (a sweep: 4 cells)
+    "chromium-sync-latency": ["-b", "chromium", "-w", "dispatch-overhead", "-v", "fresh", "-n", "3",
+                              "--param", "n=4", "--param", "methods=sync-empty,sync-dispatch,sync-map",
+                              "--param", "sync_iterations=12", "--param", "pacing=none,timeout",
+                              "--param", "pace_ms=2", "--param", "main_thread=false,true"],
+    # Chromium: upload of 256 B and 4 MiB on two paths (per-size tables, never pooled)
+    "chromium-upload": ["-b", "chromium", "-w", "upload", "-v", "write-buffer,mapped-at-creation", "-n", "4",
+                        "--param", "sizes=256,4194304"],
+    # Chromium: ``webgpu-harness app`` on the main-thread compute test app (tests/apps/, served for the
+    # recording at {apps}), 4 steps, probes injected through CDP (an app's steps are not tokens)
+    "chromium-app": ["app", "{apps}/main-thread/?steps=4", "-b", "chromium", "--inject", "cdp", "--steps", "4"],
 }
 
 
 def record(name: str) -> Path:
-    """Run recording ``name`` and keep its manifest.json and samples.jsonl. Returns the folder."""
-    with tempfile.TemporaryDirectory() as tmp:
+    """Run recording ``name`` and keep its manifest.json and samples.jsonl. Returns the folder.
+    A recording whose arguments start with ``app`` is a ``webgpu-harness app`` run; ``{apps}`` in
+    its arguments is the URL of tests/apps/server.py, started for it."""
+    args = list(RECORDINGS[name])
+    command = args.pop(0) if args[0] == "app" else "run"
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        if any("{apps}" in a for a in args):
+            sys.path.insert(0, str(REPO / "tests" / "apps"))
+            from server import Served, create_app
+
+            url = stack.enter_context(Served(create_app())).url
+            args = [a.replace("{apps}", url) for a in args]
         run = Path(tmp) / "run"
-        proc = subprocess.run([sys.executable, "-m", "harness", "run", *RECORDINGS[name], "--output", str(run)],
+        proc = subprocess.run([sys.executable, "-m", "harness", command, *args, "--output", str(run)],
                               cwd=REPO, text=True, capture_output=True)
         if proc.returncode != 0:
             raise SystemExit(f"{name}: exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
@@ -50,7 +78,8 @@ def record(name: str) -> Path:
         out.mkdir(parents=True)
         for f in ("manifest.json", "samples.jsonl"):
             shutil.copy(run / f, out / f)
-        (out / "COMMAND").write_text("webgpu-harness run " + " ".join(RECORDINGS[name]) + "\n"
+        shown = RECORDINGS[name][1:] if command == "app" else RECORDINGS[name]
+        (out / "COMMAND").write_text(f"webgpu-harness {command} " + " ".join(shown) + "\n"
                                      "(re-record: .venv/bin/python tests/analysis/record.py " + name + ")\n")
     return out
 

@@ -3,11 +3,15 @@ the templates in reports/templates/ render them). Each module has ``numbers(tabl
 dict | None`` (None: the run has nothing for that section); :data:`WORKLOAD_NUMBERS` lists them
 by section id in report order."""
 
-from harness.stats.workloads import dispatch_overhead, gc_retention, memory, onnxruntime, retention
+from harness.stats.workloads import (cycles, dispatch_overhead, gc_retention, memory, onnxruntime, retention,
+                                     sync_latency, upload)
 
 #: section id → numbers function (tables, RunStats) -> dict | None
 WORKLOAD_NUMBERS = (
     ("dispatch-overhead", dispatch_overhead.numbers),
+    ("sync-latency", sync_latency.numbers),
+    ("cycles", cycles.numbers),
+    ("upload", upload.numbers),
     ("retention", retention.numbers),
     ("onnxruntime", onnxruntime.numbers),
     ("gc-retention", gc_retention.numbers),
