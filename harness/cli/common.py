@@ -114,7 +114,7 @@ def _cell_text(column: str, v) -> str:
         return ""
     if column.endswith("_bytes_max"):
         return f"{float(v) / 2**20:,.1f}"
-    return f"{v:.1f}" if isinstance(v, float) and column.startswith(("median_", "bind", "dispatch", "submit")) else (
+    return f"{v:.1f}" if isinstance(v, float) and column.startswith(("median_", "bind", "dispatch", "submit", "draws", "render_passes")) else (
         number(v) if isinstance(v, (int, float)) else str(v))
 
 
@@ -134,6 +134,12 @@ def print_summary(analysis) -> None:
         if workload == "upload":  # and per size
             heads.update({c: f"ms/upload {c.rsplit('_', 1)[1]} B" for c in rows.columns
                           if c.startswith("median_ms_per_upload_") and rows[c].notna().any()})
+        if heads is not None and any(c in rows and (rows[c].fillna(0).astype(float) > 0).any()
+                                     for c in ("draws_per_token", "render_passes_per_token")):
+            # an app that renders: its draws next to its (zero) dispatches
+            heads = {**{k: v for k, v in heads.items() if k != "median_ms_per_token"},
+                     "draws_per_token": "draws/tok", "render_passes_per_token": "render passes/tok",
+                     **({"median_ms_per_token": heads["median_ms_per_token"]} if "median_ms_per_token" in heads else {})}
         if heads is None:
             heads = {c: c[len("us_per_dispatch_"):] for c in rows.columns
                      if c.startswith("us_per_dispatch_") and rows[c].notna().any()}

@@ -91,6 +91,16 @@ DISPATCH_COLUMNS = [("rounds", "tokens", "number"), ("steps (method runs)", "ste
                     ("single-op ÷ sequential", "factor", "mean_interval")]
 
 
+#: Render work, shown in a workload's cells table when any of its cells draws.
+RENDER_COLUMNS = [("draws / token", "draws_per_token", "number"),
+                  ("render passes / token", "render_passes_per_token", "number"),
+                  ("pipelines created", "pipelines_created", "number")]
+
+
+def _any_positive(df, col: str) -> bool:
+    return col in df and bool((df[col].fillna(0).astype(float) > 0).any())
+
+
 def cells_context(analysis, names: Names) -> dict | None:
     """Context of cells.j2: one table per workload, with that workload's own columns
     (:data:`TOKEN_COLUMNS`, :data:`DISPATCH_COLUMNS`; gc-retention adds its collection events)."""
@@ -106,6 +116,9 @@ def cells_context(analysis, names: Names) -> dict | None:
             cols = list(TOKEN_COLUMNS)
             if workload == "gc-retention":
                 cols.insert(6, ("collection events", "gc_events", "number"))
+            if _any_positive(grp, "draws_per_token") or _any_positive(grp, "render_passes_per_token"):
+                # an app that renders: its draws, not "0 dispatches" with nothing else
+                cols[3:3] = RENDER_COLUMNS
         rows = []
         for _, r in grp.iterrows():
             row = r.to_dict()
@@ -187,6 +200,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("onnxruntime", "onnxruntime-web (ort-decode)", "onnxruntime.j2", numbers_of("onnxruntime"),
             _workload(workload_charts.onnxruntime_charts)),
     Section("memory", "Memory: bounded, growing until collected, or retained", "memory.j2", numbers_of("memory")),
+    Section("buffers", "Buffers created, by usage and label", "buffers.j2", numbers_of("buffers")),
     Section("gc-retention", "GC retention calibration (gc-retention): which allocation pattern changes retention",
             "gc_retention.j2", numbers_of("gc-retention"), _workload(workload_charts.gc_retention_charts)),
 )

@@ -3,7 +3,7 @@ the templates in reports/templates/ render them). Each module has ``numbers(tabl
 dict | None`` (None: the run has nothing for that section); :data:`WORKLOAD_NUMBERS` lists them
 by section id in report order."""
 
-from harness.stats.workloads import dispatch_overhead, gc_retention, memory, onnxruntime, retention
+from harness.stats.workloads import buffers, dispatch_overhead, gc_retention, memory, onnxruntime, retention
 
 #: section id → numbers function (tables, RunStats) -> dict | None
 WORKLOAD_NUMBERS = (
@@ -12,6 +12,7 @@ WORKLOAD_NUMBERS = (
     ("onnxruntime", onnxruntime.numbers),
     ("gc-retention", gc_retention.numbers),
     ("memory", memory.numbers),
+    ("buffers", buffers.numbers),
 )
 
 

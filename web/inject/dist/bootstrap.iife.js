@@ -45,7 +45,28 @@ var WebGPUHarnessInject = (() => {
       { "name": "beginComputePass", "column": "begin_compute_pass", "unit": "calls", "metric": "compute_passes_per_token", "what": "GPUCommandEncoder.beginComputePass calls" },
       { "name": "copyBufferToBuffer", "column": "copy_buffer_to_buffer", "unit": "calls", "metric": null, "what": "GPUCommandEncoder.copyBufferToBuffer calls" },
       { "name": "onSubmittedWorkDone", "column": "on_submitted_work_done", "unit": "calls", "metric": null, "what": "GPUQueue.onSubmittedWorkDone calls" },
-      { "name": "createBufferBytes", "column": "create_buffer_bytes", "unit": "bytes", "metric": "create_buffer_bytes_per_token", "what": "bytes asked of GPUDevice.createBuffer (descriptor.size; creations that then fail validation included)" }
+      { "name": "createBufferBytes", "column": "create_buffer_bytes", "unit": "bytes", "metric": "create_buffer_bytes_per_token", "what": "bytes asked of GPUDevice.createBuffer (descriptor.size; creations that then fail validation included)" },
+      { "name": "setBindGroup", "column": "set_bind_group", "unit": "calls", "metric": null, "what": "setBindGroup calls on compute passes, render passes and render bundle encoders" },
+      { "name": "setBindGroupDynamicOffsets", "column": "set_bind_group_dynamic_offsets", "unit": "calls", "metric": null, "what": "setBindGroup calls that pass at least one dynamic offset" },
+      { "name": "setImmediates", "column": "set_immediates", "unit": "calls", "metric": null, "what": "setImmediates calls on compute passes, render passes and render bundle encoders" },
+      { "name": "setImmediatesBytes", "column": "set_immediates_bytes", "unit": "bytes", "metric": null, "what": "bytes passed to setImmediates" },
+      { "name": "createBufferBytesMapRead", "column": "create_buffer_bytes_map_read", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has MAP_READ (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesMapWrite", "column": "create_buffer_bytes_map_write", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has MAP_WRITE (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesCopySrc", "column": "create_buffer_bytes_copy_src", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has COPY_SRC (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesCopyDst", "column": "create_buffer_bytes_copy_dst", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has COPY_DST (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesIndex", "column": "create_buffer_bytes_index", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has INDEX (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesVertex", "column": "create_buffer_bytes_vertex", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has VERTEX (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesUniform", "column": "create_buffer_bytes_uniform", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has UNIFORM (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesStorage", "column": "create_buffer_bytes_storage", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has STORAGE (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesIndirect", "column": "create_buffer_bytes_indirect", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has INDIRECT (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesQueryResolve", "column": "create_buffer_bytes_query_resolve", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has QUERY_RESOLVE (a buffer counts under each of its usage flags)" },
+      { "name": "beginRenderPass", "column": "begin_render_pass", "unit": "calls", "metric": null, "what": "GPUCommandEncoder.beginRenderPass calls" },
+      { "name": "draw", "column": "draw", "unit": "calls", "metric": null, "what": "draw calls on render passes and render bundle encoders" },
+      { "name": "drawIndexed", "column": "draw_indexed", "unit": "calls", "metric": null, "what": "drawIndexed calls on render passes and render bundle encoders" },
+      { "name": "drawIndirect", "column": "draw_indirect", "unit": "calls", "metric": null, "what": "drawIndirect calls on render passes and render bundle encoders" },
+      { "name": "drawIndexedIndirect", "column": "draw_indexed_indirect", "unit": "calls", "metric": null, "what": "drawIndexedIndirect calls on render passes and render bundle encoders" },
+      { "name": "createRenderPipeline", "column": "create_render_pipeline", "unit": "calls", "metric": null, "what": "GPUDevice.createRenderPipeline calls" },
+      { "name": "createRenderPipelineAsync", "column": "create_render_pipeline_async", "unit": "calls", "metric": null, "what": "GPUDevice.createRenderPipelineAsync calls" }
     ]
   );
   var LIVE = (
@@ -70,6 +91,53 @@ var WebGPUHarnessInject = (() => {
   var counts = Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0]));
   var timing = { lastSubmitEndMs: null };
   var hooks = { createBindGroup: [], createBuffer: [], bufferDestroy: [], deviceDestroy: [] };
+  var USAGE_COUNTERS = [
+    [1, "createBufferBytesMapRead"],
+    [2, "createBufferBytesMapWrite"],
+    [4, "createBufferBytesCopySrc"],
+    [8, "createBufferBytesCopyDst"],
+    [16, "createBufferBytesIndex"],
+    [32, "createBufferBytesVertex"],
+    [64, "createBufferBytesUniform"],
+    [128, "createBufferBytesStorage"],
+    [256, "createBufferBytesIndirect"],
+    [512, "createBufferBytesQueryResolve"]
+  ];
+  var MAX_BUFFER_GROUPS = 32;
+  var MAX_LABEL_CHARS = 100;
+  var createdBuffers = /* @__PURE__ */ new Map();
+  function recordCreatedBuffer(descriptor) {
+    const size = Number(descriptor?.size ?? 0) || 0;
+    const usage = Number(descriptor?.usage ?? 0) >>> 0;
+    for (const [flag, name] of USAGE_COUNTERS) if (usage & flag) counts[name] += size;
+    const label = String(descriptor?.label ?? "").slice(0, MAX_LABEL_CHARS);
+    const key = `${usage}|${label}`;
+    let g = createdBuffers.get(key);
+    if (!g) {
+      if (createdBuffers.size > 4 * MAX_BUFFER_GROUPS) {
+        g = createdBuffers.get("0|(other)") ?? { label: "(other)", usage: 0, buffers: 0, bytes: 0 };
+        createdBuffers.set("0|(other)", g);
+      } else {
+        g = { label, usage, buffers: 0, bytes: 0 };
+        createdBuffers.set(key, g);
+      }
+    }
+    g.buffers += 1;
+    g.bytes += size;
+  }
+  function takeCreatedBuffers() {
+    const groups = [...createdBuffers.values()].sort((a, b) => b.bytes - a.bytes || b.buffers - a.buffers);
+    createdBuffers = /* @__PURE__ */ new Map();
+    if (groups.length <= MAX_BUFFER_GROUPS) return groups;
+    const kept = groups.filter((g) => g.label !== "(other)" || g.usage !== 0).slice(0, MAX_BUFFER_GROUPS - 1);
+    const other = { label: "(other)", usage: 0, buffers: 0, bytes: 0 };
+    for (const g of groups) {
+      if (kept.includes(g)) continue;
+      other.buffers += g.buffers;
+      other.bytes += g.bytes;
+    }
+    return [...kept, other];
+  }
   function onCreate(kind, fn) {
     hooks[kind].push(fn);
   }
@@ -106,10 +174,13 @@ var WebGPUHarnessInject = (() => {
     const createBufferHooks = runHooks("createBuffer");
     add("GPUDevice", "createBuffer", "createBuffer", (buf, args, device) => {
       counts.createBufferBytes += Number(args[0]?.size ?? 0) || 0;
+      recordCreatedBuffer(args[0]);
       createBufferHooks(buf, args, device);
     });
     add("GPUDevice", "createComputePipeline", "createComputePipeline");
     add("GPUDevice", "createComputePipelineAsync", "createComputePipelineAsync");
+    add("GPUDevice", "createRenderPipeline", "createRenderPipeline");
+    add("GPUDevice", "createRenderPipelineAsync", "createRenderPipelineAsync");
     add("GPUDevice", "createShaderModule", "createShaderModule");
     add("GPUDevice", "createCommandEncoder", "createCommandEncoder");
     add("GPUComputePassEncoder", "dispatchWorkgroups", "dispatchWorkgroups");
@@ -118,6 +189,21 @@ var WebGPUHarnessInject = (() => {
     add("GPUBuffer", "destroy", "bufferDestroy", runHooks("bufferDestroy"));
     add("GPUDevice", "destroy", null, runHooks("deviceDestroy"));
     add("GPUCommandEncoder", "beginComputePass", "beginComputePass");
+    add("GPUCommandEncoder", "beginRenderPass", "beginRenderPass");
+    const dynamicOffsets = (_r, args) => {
+      const n = args.length >= 5 ? Number(args[4]) : args[2]?.length ?? 0;
+      if (n > 0) counts.setBindGroupDynamicOffsets += 1;
+    };
+    const immediateBytes = (_r, args) => {
+      counts.setImmediatesBytes += byteLengthOf(args[1], args[2], args[3]);
+    };
+    for (const iface of ["GPUComputePassEncoder", "GPURenderPassEncoder", "GPURenderBundleEncoder"]) {
+      add(iface, "setBindGroup", "setBindGroup", dynamicOffsets);
+      add(iface, "setImmediates", "setImmediates", immediateBytes);
+    }
+    for (const iface of ["GPURenderPassEncoder", "GPURenderBundleEncoder"]) {
+      for (const method of ["draw", "drawIndexed", "drawIndirect", "drawIndexedIndirect"]) add(iface, method, method);
+    }
     add("GPUCommandEncoder", "copyBufferToBuffer", "copyBufferToBuffer");
     add("GPUQueue", "onSubmittedWorkDone", "onSubmittedWorkDone");
     add("GPUQueue", "submit", "submit", (_r, args) => {
@@ -2801,6 +2887,7 @@ var WebGPUHarnessInject = (() => {
       this.before = snapshot();
       this.t0 = now();
       timing.lastSubmitEndMs = null;
+      takeCreatedBuffers();
     }
     /** End the open step now and open the next one. Returns the sample posted. */
     boundary(trigger) {
@@ -2816,7 +2903,8 @@ var WebGPUHarnessInject = (() => {
         wall_ms: t1 - this.t0,
         counters: deltas,
         live: liveSnapshot(),
-        extra: { step_on: this.stepOn.spec, trigger }
+        extra: { step_on: this.stepOn.spec, trigger },
+        created_buffers: takeCreatedBuffers()
       };
       if (this.emulationStats) sample.emulation = this.emulationStats();
       this.step += 1;
