@@ -24,7 +24,9 @@ COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}
 LIVE_COLUMNS = [k.name for k in catalog.live_keys()]
 #: Columns from the emulated WebGPU's ledger (web/emulation/memory-model.js); empty when real.
 EMULATION_COLUMNS = ["modeled_native_bytes", "native_bind_groups_live", "native_bind_groups_released",
-                     "modeled_bytes_per_compute_bind_group", "modeled_buffer_bytes", "buffer_contents_js_bytes"]
+                     "modeled_bytes_per_compute_bind_group", "modeled_buffer_bytes", "buffer_contents_js_bytes",
+                     # failure modes (web/emulation/README.md): cumulative, modeled
+                     "out_of_memory_errors", "command_buffers_rejected", "dispatches_dropped"]
 #: Process types that host the page and its worker (where the engine charges bind groups'
 #: memory on Apple platforms: the web content process; references.md, WebKit BindGroup.mm).
 CONTENT_PROCESS_TYPES = ("renderer", "WebKitWebProcess", "WebContent")

@@ -52,7 +52,10 @@ export const COUNTERS = /* catalog:counters */ [
   {"name": "drawIndirect", "column": "draw_indirect", "unit": "calls", "metric": null, "what": "drawIndirect calls on render passes and render bundle encoders"},
   {"name": "drawIndexedIndirect", "column": "draw_indexed_indirect", "unit": "calls", "metric": null, "what": "drawIndexedIndirect calls on render passes and render bundle encoders"},
   {"name": "createRenderPipeline", "column": "create_render_pipeline", "unit": "calls", "metric": null, "what": "GPUDevice.createRenderPipeline calls"},
-  {"name": "createRenderPipelineAsync", "column": "create_render_pipeline_async", "unit": "calls", "metric": null, "what": "GPUDevice.createRenderPipelineAsync calls"}
+  {"name": "createRenderPipelineAsync", "column": "create_render_pipeline_async", "unit": "calls", "metric": null, "what": "GPUDevice.createRenderPipelineAsync calls"},
+  {"name": "uncapturedErrors", "column": "uncaptured_errors", "unit": "errors", "metric": null, "what": "uncapturederror events of the realm's GPUDevices (errors no error scope caught), counted when delivered"},
+  {"name": "uncapturedOutOfMemoryErrors", "column": "uncaptured_out_of_memory_errors", "unit": "errors", "metric": null, "what": "of those, GPUOutOfMemoryError"},
+  {"name": "uncapturedValidationErrors", "column": "uncaptured_validation_errors", "unit": "errors", "metric": null, "what": "of those, GPUValidationError"}
 ] /* end:counters */;
 
 export const LIVE = /* catalog:live */ [

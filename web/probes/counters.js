@@ -170,6 +170,21 @@ export function installCounters(scope = globalThis) {
   }
   add('GPUCommandEncoder', 'copyBufferToBuffer', 'copyBufferToBuffer');
   add('GPUQueue', 'onSubmittedWorkDone', 'onSubmittedWorkDone');
+  // uncaptured errors per step: a listener on every device this realm gets (WebGPU spec
+  // "Errors & Debugging"); counted when the event is delivered (a later task than the call
+  // that caused it, usually within the same step)
+  const errorClass = (name) => (typeof scope[name] === 'function' ? scope[name] : null);
+  add('GPUAdapter', 'requestDevice', null, (promise) => {
+    Promise.resolve(promise).then((device) => {
+      device?.addEventListener?.('uncapturederror', (e) => {
+        counts.uncapturedErrors += 1;
+        const err = e.error;
+        const is = (name) => { const C = errorClass(name); return C ? err instanceof C : err?.constructor?.name === name; };
+        if (is('GPUOutOfMemoryError')) counts.uncapturedOutOfMemoryErrors += 1;
+        else if (is('GPUValidationError')) counts.uncapturedValidationErrors += 1;
+      });
+    }, () => {});
+  });
   add('GPUQueue', 'submit', 'submit', (_r, args) => {
     counts.commandBuffersSubmitted += args[0]?.length ?? 0;
     timing.lastSubmitEndMs = performance.now();
