@@ -3,16 +3,20 @@ the templates in reports/templates/ render them). Each module has ``numbers(tabl
 dict | None`` (None: the run has nothing for that section); :data:`WORKLOAD_NUMBERS` lists them
 by section id in report order."""
 
-from harness.stats.workloads import buffers, dispatch_overhead, gc_retention, memory, onnxruntime, retention
+from harness.stats.workloads import (buffers, cache_working_set, dispatch_overhead, failures, gc_retention, memory,
+                                     onnxruntime, remedies, retention)
 
 #: section id → numbers function (tables, RunStats) -> dict | None
 WORKLOAD_NUMBERS = (
     ("dispatch-overhead", dispatch_overhead.numbers),
     ("retention", retention.numbers),
     ("onnxruntime", onnxruntime.numbers),
+    ("remedies", remedies.numbers),
+    ("cache-working-set", cache_working_set.numbers),
     ("gc-retention", gc_retention.numbers),
     ("memory", memory.numbers),
     ("buffers", buffers.numbers),
+    ("failures", failures.numbers),
 )
 
 
