@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { NodeBindGroups, SharedUniforms, dynamicOffsetLayoutEntries, immediatesKernel, immediatesSupport } from '../../workloads/decode-loop/remedies.js';
+import { NodeBindGroups, SharedUniforms, dynamicOffsetLayoutEntries, immediatesKernel, immediatesSupport, passHasImmediates } from '../../workloads/decode-loop/remedies.js';
 import { BufferIds } from '../../workloads/decode-loop/buffer-cache.js';
 import { BU, newDevice } from './helpers.mjs';
 
@@ -32,8 +32,14 @@ test('immediates support names what is missing', () => {
   assert.match(immediatesSupport({ limits: {} }).reason, /maxImmediateSize is not defined/);
   assert.match(immediatesSupport({ limits: { maxImmediateSize: 0 } }).reason, /maxImmediateSize is 0/);
   assert.match(immediatesSupport({ limits: { maxImmediateSize: 16 } }).reason, /16 < 24 bytes/);
-  // node has no GPUComputePassEncoder: the pass method is what is missing here
-  assert.match(immediatesSupport({ limits: { maxImmediateSize: 64 } }).reason, /setImmediates is not defined/);
+  assert.match(immediatesSupport({ limits: { maxImmediateSize: 64 } }, new Set()).reason, /'immediate_address_space' is not in/);
+  assert.deepEqual(immediatesSupport({ limits: { maxImmediateSize: 64 } }), { ok: true, maxImmediateSize: 64 });
+});
+
+test('the emulated device\'s passes have setImmediates', async () => {
+  const d = await newDevice();
+  assert.equal(passHasImmediates(d), true);
+  d.destroy();
 });
 
 test('one bind group per node, kept while its buffers come back; the shared uniform buffer writes only changes', async () => {

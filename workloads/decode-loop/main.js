@@ -12,7 +12,7 @@ import { GenerateCall } from './generate.js';
 import { buildDecodeGraph, graphCounts } from './graph.js';
 import { parseOptions } from './options.js';
 import { ReferenceModel, top2 } from './reference.js';
-import { immediatesSupport } from './remedies.js';
+import { immediatesSupport, passHasImmediates } from './remedies.js';
 import { generateWeights, weightData } from './weights.js';
 import { installBindGroupCache, reuseResult, reuseSnapshotSteps } from '../lib/bind-group-cache.js';
 import { fnv1a32Hex } from '../lib/hash.js';
@@ -208,6 +208,10 @@ export async function run(ctx) {
     requiredLimits.maxImmediateSize = support.maxImmediateSize;
   }
   const device = await ctx.adapter.requestDevice({ label: 'decode-loop', requiredLimits });
+  if (o.variant === 'immediates' && !passHasImmediates(device)) {
+    device.destroy();
+    throw new Error('SKIP: variant immediates: GPUComputePassEncoder has no setImmediates here');
+  }
   const gpuErrors = [];
   device.addEventListener('uncapturederror', (e) => gpuErrors.push(String(e.error?.message ?? e.error)));
   device.lost.then((info) => { if (info.reason !== 'destroyed') gpuErrors.push(`device lost: ${info.message}`); });

@@ -28,10 +28,11 @@ const MAX_UNIFORM_BLOCK_BYTES = 32;
 export const IMMEDIATES_WGSL_FEATURE = 'immediate_address_space';
 
 /**
- * Can `adapter` (and the pass encoders of this realm) run the immediates variant? Returns
- * {ok: true, maxImmediateSize} or {ok: false, reason} naming what is missing. `wgslFeatures`:
- * the GPU's wgslLanguageFeatures when the caller has them (a browser's navigator.gpu), else
- * null (not checked here; compilation decides).
+ * Can `adapter` run the immediates variant? Returns {ok: true, maxImmediateSize} or {ok: false,
+ * reason} naming what is missing. `wgslFeatures`: the GPU's wgslLanguageFeatures when the caller
+ * has them (a browser's navigator.gpu), else null (not checked here; compilation decides).
+ * The pass method is checked on a device (passHasImmediates), not on a global prototype, so the
+ * check works where the WebGPU classes are not globals (Dawn in Node).
  */
 export function immediatesSupport(adapter, wgslFeatures = null) {
   const max = adapter?.limits?.maxImmediateSize;
@@ -39,13 +40,18 @@ export function immediatesSupport(adapter, wgslFeatures = null) {
     return { ok: false, reason: `the adapter has no immediates (limits.maxImmediateSize is ${max === undefined ? 'not defined' : max})` };
   }
   if (max < MAX_BLOCK_BYTES) return { ok: false, reason: `maxImmediateSize ${max} < ${MAX_BLOCK_BYTES} bytes, the largest parameter block` };
-  if (typeof globalThis.GPUComputePassEncoder?.prototype?.setImmediates !== 'function') {
-    return { ok: false, reason: 'GPUComputePassEncoder.setImmediates is not defined here' };
-  }
   if (wgslFeatures && typeof wgslFeatures.has === 'function' && !wgslFeatures.has(IMMEDIATES_WGSL_FEATURE)) {
     return { ok: false, reason: `WGSL language feature '${IMMEDIATES_WGSL_FEATURE}' is not in wgslLanguageFeatures` };
   }
   return { ok: true, maxImmediateSize: max };
+}
+
+/** Does a compute pass of `device` have setImmediates? (Encodes an empty pass and drops it.) */
+export function passHasImmediates(device) {
+  const pass = device.createCommandEncoder({ label: 'immediates check' }).beginComputePass();
+  const has = typeof pass.setImmediates === 'function';
+  pass.end();
+  return has;
 }
 
 const UNIFORM_DECL = /@group\(0\)\s*@binding\((\d+)\)\s*var<uniform>\s+u\s*:\s*Uniforms\s*;/;
