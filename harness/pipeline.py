@@ -42,7 +42,7 @@ from harness.verdicts import ci_files
 from harness.verdicts.compare import Comparison, compare
 
 #: Files :func:`write` produces for a run folder, in the order they are written.
-RUN_FILES = ("summary.csv", "steps.csv", "memory.csv", "stats.json", "differences.csv", "stats.csv",
+RUN_FILES = ("summary.csv", "steps.csv", "memory.csv", "buffers.csv", "stats.json", "differences.csv", "stats.csv",
              "memory_series.csv", "cycles.csv", "junit.xml", "summary.md", "report.html")
 #: Files :func:`write` produces for a comparison.
 COMPARE_FILES = ("compare.json", "stats.json", "differences.csv", "junit.xml", "summary.md", "compare.html")
@@ -156,7 +156,7 @@ def write(analysis: Analysis) -> dict[str, Path]:
         paths["compare.html"] = render.render_compare(c, out / "compare.html", analysis.budgets, analysis.findings)
         return paths
     T.write(analysis.tables, out)
-    paths.update({n: out / n for n in ("summary.csv", "steps.csv", "memory.csv")})
+    paths.update({n: out / n for n in ("summary.csv", "steps.csv", "memory.csv", "buffers.csv")})
     for p in ci_files.write_stats(out, analysis.stats, budgets=analysis.budgets,
                                   extra={"auto_sample": analysis.tables.manifest.get("auto_sample"),
                                          "findings": [f.to_dict() for f in analysis.findings]}):

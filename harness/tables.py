@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness import counter_tables
+from harness.counter_tables import BUFFER_COLUMNS, RENDER_AND_BINDING_COLUMNS
 from harness.store import catalog
 from harness.store.runfolder import read_manifest, read_samples
 
@@ -22,7 +24,9 @@ COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}
 LIVE_COLUMNS = [k.name for k in catalog.live_keys()]
 #: Columns from the emulated WebGPU's ledger (web/emulation/memory-model.js); empty when real.
 EMULATION_COLUMNS = ["modeled_native_bytes", "native_bind_groups_live", "native_bind_groups_released",
-                     "modeled_bytes_per_compute_bind_group", "modeled_buffer_bytes", "buffer_contents_js_bytes"]
+                     "modeled_bytes_per_compute_bind_group", "modeled_buffer_bytes", "buffer_contents_js_bytes",
+                     # failure modes (web/emulation/README.md): cumulative, modeled
+                     "out_of_memory_errors", "command_buffers_rejected", "dispatches_dropped"]
 #: Process types that host the page and its worker (where the engine charges bind groups'
 #: memory on Apple platforms: the web content process; references.md, WebKit BindGroup.mm).
 CONTENT_PROCESS_TYPES = ("renderer", "WebKitWebProcess", "WebContent")
@@ -47,7 +51,8 @@ SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "w
                    "tokens_identical", "median_ms_per_token", "median_cpu_ms_per_token", "steps_received",
                    "live_bind_groups_max", "modeled_native_bytes_max", "content_rss_bytes_max",
                    "memory_budget_bytes", "would_be_killed_at_token", "engine", "content_footprint_bytes_max",
-                   *PROVENANCE_COLUMNS, "js_heap_bytes_max", "js_heap"]
+                   *PROVENANCE_COLUMNS, "js_heap_bytes_max", "js_heap", *RENDER_AND_BINDING_COLUMNS]
+
 #: Columns of ``webgpu-harness app`` cells (empty for workloads): the app, its title, the step
 #: triggers seen, and the page or worker global measured (harness/app_plan.py ``AppCell``).
 APP_COLUMNS = ["app_url", "app_title", "step_kind", "measured_realm"]
@@ -68,6 +73,10 @@ class Tables:
     #: forced collections (``gc_checkpoint`` samples): :data:`GC_COLUMNS`; ``token`` is the last
     #: step the harness had seen when it asked
     gc: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=GC_COLUMNS))
+    #: buffers created per step by (label, usage): :data:`BUFFER_COLUMNS` (empty for runs older
+    #: than the probe, and for steps without counters)
+    buffers: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=BUFFER_COLUMNS))
+
 
 
 def _snake(name: str) -> str:
@@ -79,7 +88,7 @@ def build(run_dir: Path) -> Tables:
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
     cells = {c["cell"]: c for c in manifest.get("cells", [])}
-    step_rows, mem_rows, event_rows, gc_rows = [], [], [], []
+    step_rows, mem_rows, event_rows, gc_rows, buffer_rows = [], [], [], [], []
     env: dict[str, dict] = {}
     results: dict[str, dict] = {}
     skipped: list[str] = []
@@ -98,6 +107,7 @@ def build(run_dir: Path) -> Tables:
             row.update({k: v for k, v in (s.get("emulation") or {}).items() if k in EMULATION_COLUMNS})
             row.update({f"extra_{_snake(k)}": v for k, v in (s.get("extra") or {}).items()})
             step_rows.append(row)
+            buffer_rows.extend(counter_tables.buffer_rows(keys["cell"], s))
         elif kind in ("process_memory", "worker_heap"):
             if kind == "process_memory" and not s.get("rss_bytes"):
                 continue  # RSS 0: an exiting or zombie process (older runs recorded them), not a sample
@@ -149,7 +159,11 @@ def build(run_dir: Path) -> Tables:
     summary["engine"] = [engine_label(results.get(c, {})) for c in summary["cell"]]
     budget = (manifest.get("parameters") or {}).get("memory_budget_bytes")
     _jetsam(summary, steps, memory, budget)
-    return Tables(summary, steps, memory, manifest, env, events, results, pd.DataFrame(gc_rows, columns=GC_COLUMNS))
+    buffers = pd.DataFrame(buffer_rows, columns=BUFFER_COLUMNS)
+    if len(buffers):  # a step resent after a lost answer: keep one copy, as for steps
+        buffers = buffers.drop_duplicates(["cell", "step", "label", "usage"], keep="last").reset_index(drop=True)
+    return Tables(summary, steps, memory, manifest, env, events, results, pd.DataFrame(gc_rows, columns=GC_COLUMNS),
+                  buffers)
 
 
 def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dict) -> pd.DataFrame:
@@ -175,6 +189,7 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
             "median_cpu_ms_per_token": _median(after, "cpu_ms"),
             "steps_received": len(s),
         })
+        row.update(counter_tables.render_and_binding(s, after))
         row["live_bind_groups_max"] = int(s["bind_groups_live"].max()) if len(s) and s["bind_groups_live"].notna().any() else None
         row["modeled_native_bytes_max"] = (float(s["modeled_native_bytes"].max())
                                            if len(s) and s["modeled_native_bytes"].notna().any() else None)
@@ -378,8 +393,9 @@ def _tokens_identical(summary: pd.DataFrame, steps: pd.DataFrame) -> list:
 
 
 def write(tables: Tables, run_dir: Path) -> None:
-    """Write ``summary.csv``, ``steps.csv`` and ``memory.csv`` into ``run_dir``."""
+    """Write ``summary.csv``, ``steps.csv``, ``memory.csv`` and ``buffers.csv`` into ``run_dir``."""
     run_dir = Path(run_dir)
     tables.summary.to_csv(run_dir / "summary.csv", index=False)
     tables.steps.to_csv(run_dir / "steps.csv", index=False)
     tables.memory.to_csv(run_dir / "memory.csv", index=False)
+    tables.buffers.to_csv(run_dir / "buffers.csv", index=False)

@@ -91,9 +91,14 @@ async function main(page) {
   const emulationStats = emulation ? () => {
     // modeled native memory of every emulated device (web/emulation/memory-model.js)
     const out = { modeled_native_bytes: 0, modeled_buffer_bytes: 0, buffer_contents_js_bytes: 0,
-      native_bind_groups_live: 0, native_bind_groups_released: 0, modeled_bytes_per_compute_bind_group: null };
+      native_bind_groups_live: 0, native_bind_groups_released: 0, modeled_bytes_per_compute_bind_group: null,
+      out_of_memory_errors: 0, command_buffers_rejected: 0, dispatches_dropped: 0 };
     for (const d of devices) {
       const s = emulation.emulationStats(d);
+      // failure modes (web/emulation/README.md, "Failure modes"): cumulative
+      out.out_of_memory_errors += s.outOfMemoryErrors ?? 0;
+      out.command_buffers_rejected += s.commandBuffersRejected ?? 0;
+      out.dispatches_dropped += s.dispatchesDropped ?? 0;
       out.modeled_native_bytes += s.modeledNativeBytes;
       out.modeled_buffer_bytes += s.modeledBufferBytes;
       out.buffer_contents_js_bytes += s.bufferContentsJsBytes;
@@ -113,6 +118,8 @@ async function main(page) {
     finalization_registry: probes.finalizationRegistry,
     webgpu,
     thread: isWorker ? 'worker' : 'main',
+    // what the emulation models, each with its source (web/emulation/memory-model.js)
+    ...(emulation?.modelLabels ? { emulation_models: emulation.modelLabels(cfg.emulation_options ?? {}) } : {}),
   };
   const gpu = self.navigator.gpu;
   if (!gpu) {

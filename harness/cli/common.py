@@ -125,7 +125,7 @@ def _cell_text(column: str, v) -> str:
         return ""
     if column.endswith("_bytes_max"):
         return f"{float(v) / 2**20:,.1f}"
-    return f"{v:.1f}" if isinstance(v, float) and column.startswith(("median_", "bind", "dispatch", "submit")) else (
+    return f"{v:.1f}" if isinstance(v, float) and column.startswith(("median_", "bind", "dispatch", "submit", "draws", "render_passes")) else (
         number(v) if isinstance(v, (int, float)) else str(v))
 
 
@@ -152,6 +152,13 @@ def print_summary(analysis) -> None:
             if not sizes:
                 heads["median_ms_per_upload"] = "ms/upload"
             heads["tokens_identical"] = "same bytes"
+        if heads is not None and any(c in rows and (rows[c].fillna(0).astype(float) > 0).any()
+                                     for c in ("draws_per_token", "render_passes_per_token")):
+            # an app that renders: its draws next to its (zero) dispatches, per step as its other columns
+            per = "step" if workload == "app" else "tok"
+            heads = {**{k: v for k, v in heads.items() if k != "median_ms_per_token"},
+                     "draws_per_token": f"draws/{per}", "render_passes_per_token": f"render passes/{per}",
+                     **({"median_ms_per_token": heads["median_ms_per_token"]} if "median_ms_per_token" in heads else {})}
         if heads is None:
             heads = {c: c[len("us_per_dispatch_"):] for c in rows.columns
                      if c.startswith("us_per_dispatch_") and rows[c].notna().any()}

@@ -136,6 +136,16 @@ def upload_columns(grp) -> list[tuple[str, str, str]]:
             + [("bytes identical", "tokens_identical", "text")])
 
 
+#: Render work, shown in a workload's cells table when any of its cells draws.
+RENDER_COLUMNS = [("draws / token", "draws_per_token", "number"),
+                  ("render passes / token", "render_passes_per_token", "number"),
+                  ("pipelines created", "pipelines_created", "number")]
+
+
+def _any_positive(df, col: str) -> bool:
+    return col in df and bool((df[col].fillna(0).astype(float) > 0).any())
+
+
 def cells_context(analysis, names: Names) -> dict | None:
     """Context of cells.j2: one table per workload, with that workload's own columns
     (:data:`TOKEN_COLUMNS` for decoders, :data:`WORKLOAD_COLUMNS`, :func:`dispatch_columns`,
@@ -158,6 +168,9 @@ def cells_context(analysis, names: Names) -> dict | None:
             cols = list(WORKLOAD_COLUMNS.get(workload, TOKEN_COLUMNS))
             if workload == "gc-retention":
                 cols.insert(6, ("collection events", "gc_events", "number"))
+            if _any_positive(grp, "draws_per_token") or _any_positive(grp, "render_passes_per_token"):
+                # an app that renders: its draws, not "0 dispatches" with nothing else
+                cols[3:3] = RENDER_COLUMNS
         rows = []
         for _, r in grp.iterrows():
             row = r.to_dict()
@@ -310,7 +323,13 @@ SECTIONS: tuple[Section, ...] = (
             "retention.j2", retention_context),
     Section("onnxruntime", "onnxruntime-web (ort-decode)", "onnxruntime.j2", numbers_of("onnxruntime"),
             _workload(workload_charts.onnxruntime_charts)),
+    Section("remedies", "Remedies side by side (decode-loop): bind groups, uniform buffers, bytes written, time per token",
+            "remedies.j2", numbers_of("remedies")),
+    Section("cache-working-set", "Bind group cache: working set (hit rate at every capacity, from one run)",
+            "cache_working_set.j2", numbers_of("cache-working-set"), _workload(workload_charts.cache_working_set_charts)),
     Section("memory", "Memory: bounded, growing until collected, or retained", "memory.j2", numbers_of("memory")),
+    Section("failures", "WebGPU errors and their consequence", "failures.j2", numbers_of("failures")),
+    Section("buffers", "Buffers created, by usage and label", "buffers.j2", numbers_of("buffers")),
     Section("gc-retention", "GC retention calibration (gc-retention): which allocation pattern changes retention",
             "gc_retention.j2", numbers_of("gc-retention"), _workload(workload_charts.gc_retention_charts)),
 )

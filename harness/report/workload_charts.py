@@ -89,6 +89,33 @@ def onnxruntime_charts(tables, numbers: dict) -> dict[str, dict]:
     return {"ort_cache_hit_rate": fig_dict(fig)}
 
 
+def cache_working_set_charts(tables, numbers: dict) -> dict[str, dict]:
+    """``cache_hit_curve``: each cell's predicted hit rate against the cache capacity (log x), and
+    the measured hit rate of each cell at its own capacity (markers: a sweep's points)."""
+    fig = go.Figure()
+    for i, r in enumerate(numbers["rows"]):
+        if not r["curve"]:
+            continue
+        row = r["row"]
+        name = f"{row['variant']} · {row['browser']}" + (f" · cap {r['capacity']}" if r.get("sweep") else "")
+        color = COLORS[i % len(COLORS)]
+        x, y = zip(*r["curve"])
+        fig.add_trace(go.Scatter(x=list(x), y=list(y), mode="lines", line={"shape": "hv", "color": color}, name=name,
+                                 hovertemplate=f"<b>{name}</b><br>{F.provenance(row)}<br>capacity %{{x}}: %{{y:.4f}} predicted<extra></extra>",
+                                 meta={"cell": r["cell"], "provenance": F.provenance(row)}))
+        if r.get("measured") is not None and r.get("capacity"):
+            fig.add_trace(go.Scatter(x=[r["capacity"]], y=[r["measured"]], mode="markers", showlegend=False,
+                                     marker={"color": color, "size": 9, "symbol": "x"},
+                                     hovertemplate=f"<b>{name}</b><br>capacity %{{x}}: %{{y:.4f}} measured<extra></extra>"))
+    if not fig.data:
+        return {}
+    fig.update_layout(title={"text": "Bind group cache hit rate by capacity, predicted from one run's reuse distances "
+                                      "(× measured)", "y": 0.98, "yanchor": "top"},
+                      xaxis_title="capacity (entries)", xaxis_type="log", yaxis_title="hits / lookups (steady tokens)",
+                      yaxis_range=[0, 1.02], height=420, **_LAYOUT)
+    return {"cache_hit_curve": fig_dict(fig)}
+
+
 def _variant_color(variant: str, order: list[str]) -> str:
     i = order.index(variant) if variant in order else len(order) + sum(map(ord, variant))
     return COLORS[i % len(COLORS)]

@@ -73,6 +73,22 @@ LiveObjects = create_model("LiveObjects", __config__=STRICT, **{
     for k in catalog.live_keys()})
 
 
+class CreatedBuffers(BaseModel):
+    """The buffers one step created with one (label, usage): web/probes/counters.js
+    ``takeCreatedBuffers``. ``label`` is '' when the app set none (cut to 100 characters);
+    ``usage`` the GPUBufferUsage bits (0 for the ``(other)`` group that sums what did not fit)."""
+
+    model_config = STRICT
+    label: str = Field(max_length=100)
+    usage: Annotated[int, Field(ge=0, le=0xFFFFFFFF)]
+    buffers: Count
+    bytes: Count
+
+
+#: Most (label, usage) groups one step sample carries (web/probes/counters.js MAX_BUFFER_GROUPS).
+MAX_BUFFER_GROUPS = 32
+
+
 class StepSample(_Sample):
     """One token: counter deltas, live objects, CPU encode+submit ms and wall ms to its sync."""
 
@@ -87,6 +103,9 @@ class StepSample(_Sample):
     counters: StepCounters | None
     live: LiveObjects | None
     extra: dict[str, Scalar] = Field(default_factory=dict, max_length=64)
+    #: The step's createBuffer calls by (label, usage), largest first; None from senders older
+    #: than it or without counters (not measured)
+    created_buffers: list[CreatedBuffers] | None = Field(None, max_length=MAX_BUFFER_GROUPS)
     #: Under emulated WebGPU: the emulation's ledger (modeled_native_bytes, bind_groups_live ...)
     emulation: dict[str, Scalar] | None = None
 

@@ -11,7 +11,7 @@ front of it.
     .venv/bin/python tests/apps/server.py --port 8100 --isolated --csp "script-src 'self'; worker-src 'self' blob:"
 
 App pages: /transformers/, /ort-classic/, /ort-blob/, /main-thread/, /nested/, /eager-module/,
-/eager-blob/, /no-device/, /interactive/.
+/eager-blob/, /no-device/, /interactive/, /render/.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ ISOLATION_HEADERS = {
 
 #: The app pages, each a folder under tests/apps/ with an index.html.
 APPS = ("transformers", "ort-classic", "ort-blob", "main-thread", "nested", "eager-module", "eager-blob", "no-device")
+#: Apps that draw instead of computing (steps on ``performance.mark('frame')``, not on mapAsync).
+RENDER_APPS = ("render",)
 
 
 def create_app(isolated: bool = False, csp: str | None = None) -> FastAPI:
@@ -105,7 +107,7 @@ def main() -> None:
     ap.add_argument("--isolated", action="store_true", help="send COOP/COEP/CORP")
     ap.add_argument("--csp", help="Content-Security-Policy header value")
     args = ap.parse_args()
-    print(f"apps at http://{args.host}:{args.port}/ : " + ", ".join(f"/{a}/" for a in APPS))
+    print(f"apps at http://{args.host}:{args.port}/ : " + ", ".join(f"/{a}/" for a in APPS + RENDER_APPS))
     uvicorn.run(create_app(args.isolated, args.csp), host=args.host, port=args.port, log_level="warning")
 
 

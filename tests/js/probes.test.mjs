@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { installEmulatedWebGPU } from '../../web/emulation/webgpu-emulated.js';
 import { installProbes, StepProbe } from '../../web/probes/index.js';
-import { counts, snapshot } from '../../web/probes/counters.js';
+import { counts, snapshot, takeCreatedBuffers, MAX_BUFFER_GROUPS } from '../../web/probes/counters.js';
 import { liveSnapshot } from '../../web/probes/live-objects.js';
 import { BU, KERNEL, collectUntil, tick } from './helpers.mjs';
 
@@ -123,4 +123,69 @@ test('a device lost by the engine (emulated lose-device at the memory budget): d
   assert.equal(lost[0].step, 11);
   assert.match(lost[0].message, /lose-device at the memory budget/);
   steps.endStep(11);
+});
+
+test('counters: setBindGroup with and without dynamic offsets, createBuffer bytes per usage flag', async () => {
+  const d = await device();
+  const module = d.createShaderModule({ code: KERNEL });
+  const layout = d.createBindGroupLayout({ entries: [
+    { binding: 0, visibility: 4, buffer: { type: 'read-only-storage' } },
+    { binding: 1, visibility: 4, buffer: { type: 'storage' } },
+    { binding: 2, visibility: 4, buffer: { type: 'uniform', hasDynamicOffset: true } }] });
+  const pipeline = d.createComputePipeline({ layout: d.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: 'main' } });
+  takeCreatedBuffers();
+  const before = snapshot();
+  const a = d.createBuffer({ label: 'a', size: 256, usage: BU.STORAGE | BU.COPY_DST });
+  const y = d.createBuffer({ label: 'y', size: 256, usage: BU.STORAGE | BU.COPY_SRC });
+  const u = d.createBuffer({ label: 'params', size: 512, usage: BU.UNIFORM | BU.COPY_DST });
+  const u2 = d.createBuffer({ label: 'params', size: 512, usage: BU.UNIFORM | BU.COPY_DST });
+  const bg = d.createBindGroup({ layout, entries: [
+    { binding: 0, resource: { buffer: a } }, { binding: 1, resource: { buffer: y } },
+    { binding: 2, resource: { buffer: u, size: 16 } }] });
+  const enc = d.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bg, [0]);
+  pass.dispatchWorkgroups(1);
+  pass.setBindGroup(0, bg, new Uint32Array([7, 256]), 1, 1); // the data-start/length form
+  pass.dispatchWorkgroups(1);
+  pass.setBindGroup(0, null);
+  pass.end();
+  d.queue.submit([enc.finish()]);
+  assert.equal(delta(before, 'setBindGroup'), 3);
+  assert.equal(delta(before, 'setBindGroupDynamicOffsets'), 2);
+  assert.equal(delta(before, 'createBufferBytesStorage'), 512);
+  assert.equal(delta(before, 'createBufferBytesUniform'), 1024);
+  assert.equal(delta(before, 'createBufferBytesCopyDst'), 256 + 1024);
+  assert.equal(delta(before, 'createBufferBytesCopySrc'), 256);
+  assert.equal(delta(before, 'createBufferBytesMapRead'), 0);
+  const groups = takeCreatedBuffers();
+  assert.deepEqual(groups, [
+    { label: 'params', usage: BU.UNIFORM | BU.COPY_DST, buffers: 2, bytes: 1024 },
+    { label: 'a', usage: BU.STORAGE | BU.COPY_DST, buffers: 1, bytes: 256 },
+    { label: 'y', usage: BU.STORAGE | BU.COPY_SRC, buffers: 1, bytes: 256 }]);
+  assert.deepEqual(takeCreatedBuffers(), [], 'handed over once');
+  for (const b of [a, y, u, u2]) b.destroy();
+  d.destroy();
+});
+
+test('created buffers: at most MAX_BUFFER_GROUPS groups, the rest summed into (other); a step carries its own', async () => {
+  const d = await device();
+  const sent = [];
+  const probe = new StepProbe({ post: (s) => sent.push(s) });
+  d.createBuffer({ label: 'before the step', size: 4, usage: BU.STORAGE });
+  probe.beginStep(0);
+  for (let i = 0; i < MAX_BUFFER_GROUPS + 5; i++) d.createBuffer({ label: `b${i}`, size: 4 * (i + 1), usage: BU.STORAGE }).destroy();
+  const s = probe.endStep(0);
+  const g = s.created_buffers;
+  assert.equal(g.length, MAX_BUFFER_GROUPS);
+  assert.equal(g.reduce((n, x) => n + x.buffers, 0), MAX_BUFFER_GROUPS + 5);
+  assert.deepEqual(g[0], { label: `b${MAX_BUFFER_GROUPS + 4}`, usage: BU.STORAGE, buffers: 1, bytes: 4 * (MAX_BUFFER_GROUPS + 5) });
+  const other = g[g.length - 1];
+  assert.equal(other.label, '(other)');
+  assert.equal(other.usage, 0);
+  assert.equal(other.buffers, 6); // the 6 smallest: b0..b5
+  assert.equal(other.bytes, 4 * (1 + 2 + 3 + 4 + 5 + 6));
+  assert.ok(!g.some((x) => x.label === 'before the step'));
+  d.destroy();
 });

@@ -243,6 +243,7 @@ export class GPUCommandEncoder {
     const cb = makeNative('commandBuffer', dev, descriptor?.label);
     cb.list = null;
     cb.submitted = false;
+    cb.dispatchCalls = enc.dispatchCalls;
     let error = null;
     if (enc.state === 'ended') error = 'the command encoder is already finished';
     else if (enc.state === 'locked') error = 'a pass is still open (end() was not called)';
@@ -278,6 +279,7 @@ export function createCommandEncoder(dev, descriptor) {
   enc.state = 'open';
   enc.error = null;
   enc.debugDepth = 0;
+  enc.dispatchCalls = 0; // dispatch calls made on its passes, valid or not (dispatches dropped when refused)
   enc.list = newList(dev);
   enc.token = {};
   const w = new GPUCommandEncoder(CONSTRUCT, enc);
@@ -345,11 +347,39 @@ export class GPUComputePassEncoder {
     if (pass.retained) pass.retained.add(bindGroup);
   }
 
+  /**
+   * Modeled immediates (WebGPU spec "setImmediates", shipped in Chrome 149–150; references.md,
+   * "Remedies engines chose"): checked and recorded, never read (no shader runs here). The data
+   * range is in elements for a TypedArray, in bytes otherwise, as writeBuffer's; a range outside
+   * `data` throws OperationError; an offset or size not a multiple of 4, or past the device's
+   * maxImmediateSize, invalidates the encoder.
+   */
+  setImmediates(rangeOffset, data, dataOffset = 0, size = undefined) {
+    const pass = native(this, 'computePass');
+    rangeOffset = toSize(rangeOffset, 'setImmediates rangeOffset', 0xffffffff);
+    const view = ArrayBuffer.isView(data) && !(data instanceof DataView);
+    const elem = view ? data.BYTES_PER_ELEMENT : 1;
+    const total = (view ? data.length : data?.byteLength) ?? NaN;
+    if (!Number.isFinite(total)) throw new TypeError('setImmediates: data is not a BufferSource');
+    dataOffset = toSize(dataOffset, 'setImmediates dataOffset');
+    const count = size === undefined ? total - dataOffset : toSize(size, 'setImmediates size');
+    if (dataOffset > total || dataOffset + count > total) {
+      throw domException('OperationError', `setImmediates: range [${dataOffset}, ${dataOffset + count}) exceeds the data (${total})`);
+    }
+    const bytes = count * elem;
+    if (!passUsable(pass, 'setImmediates')) return;
+    const max = pass.device.limits.maxImmediateSize ?? 0;
+    if (rangeOffset % 4 || bytes % 4) { encoderError(pass.encoder, `setImmediates: offset ${rangeOffset} or size ${bytes} is not a multiple of 4`); return; }
+    if (rangeOffset + bytes > max) { encoderError(pass.encoder, `setImmediates: [${rangeOffset}, ${rangeOffset + bytes}) exceeds maxImmediateSize ${max}`); return; }
+    pass.device.ledger.immediatesSet++;
+  }
+
   dispatchWorkgroups(x, y = 1, z = 1) {
     const pass = native(this, 'computePass');
     x = toSize(x, 'dispatchWorkgroups x', 0xffffffff);
     y = toSize(y, 'dispatchWorkgroups y', 0xffffffff);
     z = toSize(z, 'dispatchWorkgroups z', 0xffffffff);
+    pass.encoder.dispatchCalls++;
     if (!passUsable(pass, 'dispatchWorkgroups')) return;
     const max = pass.device.limits.maxComputeWorkgroupsPerDimension;
     if (x > max || y > max || z > max) { encoderError(pass.encoder, `dispatchWorkgroups: a count exceeds maxComputeWorkgroupsPerDimension (${max})`); return; }
@@ -360,6 +390,7 @@ export class GPUComputePassEncoder {
     const pass = native(this, 'computePass');
     const b = arg(indirectBuffer, 'buffer', 'dispatchWorkgroupsIndirect: indirectBuffer');
     indirectOffset = toSize(indirectOffset, 'dispatchWorkgroupsIndirect indirectOffset');
+    pass.encoder.dispatchCalls++;
     if (!passUsable(pass, 'dispatchWorkgroupsIndirect')) return;
     let error = null;
     if (!b.valid) error = 'indirect buffer is invalid';
@@ -530,6 +561,9 @@ export class GPUQueue {
     for (const cb of cbs) cb.list = null;
     if (error) {
       for (const list of lists) releaseList(list);
+      // the consequence an application that keeps going never sees: none of this work runs
+      dev.ledger.commandBuffersRejected += cbs.length;
+      for (const cb of cbs) dev.ledger.dispatchesDropped += cb.dispatchCalls ?? 0;
       validationError(dev, `submit: ${error}`);
       return;
     }

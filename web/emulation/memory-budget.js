@@ -10,6 +10,16 @@
 //   'kill-page'   — before that: the page is killed (jetsam). In the emulation the devices die
 //                   silently (their lost promises never resolve: no script is left to observe
 //                   them), options.onKillPage(info) is called, and the allocating call throws.
+//   'out-of-memory' — a model of an allocation that fails while the page lives on: a createBuffer
+//                   that would take the modeled bytes past the budget generates a
+//                   GPUOutOfMemoryError (to an 'out-of-memory' error scope, else
+//                   `uncapturederror`) and returns an invalid buffer, uncharged; nothing else
+//                   happens (WebGPU spec, createBuffer: "if the allocation fails … generate an
+//                   out-of-memory error" and the buffer is invalid). An application that does not
+//                   check keeps going: every bind group, copy and submit using that buffer then
+//                   fails validation and its work never runs — how "gibberish output" reports
+//                   arise. Bind groups and encoder records are counted against the budget but
+//                   never refused (createBindGroup has no out-of-memory error in the spec).
 //
 // Counted: every device of one emulated GPU (one page) together, the modeled native bytes of
 // its bind groups plus its modeled buffer bytes (buffer sizes, and encoder records when that
@@ -19,10 +29,10 @@
 //
 // Options (installEmulatedWebGPU / createEmulatedGPU):
 //   memoryBudgetBytes  bytes; 0 or absent: no budget
-//   atMemoryBudget     'lose-device' (default) | 'kill-page'
+//   atMemoryBudget     'lose-device' (default) | 'kill-page' | 'out-of-memory'
 //   onKillPage(info)   called once at the kill, info = {modeledBytes, budgetBytes, message}
 
-export const AT_MEMORY_BUDGET = Object.freeze(['lose-device', 'kill-page']);
+export const AT_MEMORY_BUDGET = Object.freeze(['lose-device', 'kill-page', 'out-of-memory']);
 
 /** The budget shared by the devices of one emulated GPU; null when options set none. */
 export class MemoryBudget {
@@ -68,7 +78,22 @@ export class MemoryBudget {
    * is lost ('lose-device'), or the page is killed ('kill-page': throws an Error whose name is
    * 'EmulatedPageKilled' out of the allocating call).
    */
+  /**
+   * 'out-of-memory' only: would allocating `bytes` more take the page's modeled bytes past the
+   * budget? Then the allocation is refused (createBuffer, resources.js): the refusal is
+   * recorded as a trip and true is returned; the caller generates the GPUOutOfMemoryError.
+   */
+  refuses(dev, bytes) {
+    if (this.atBudget !== 'out-of-memory') return false;
+    const modeled = this.modeledBytes();
+    if (modeled + bytes <= this.budgetBytes) return false;
+    this.trips.push({ modeledBytes: modeled, budgetBytes: this.budgetBytes, atBudget: this.atBudget,
+      message: `createBuffer of ${bytes} bytes refused on ${dev.label || 'a device'}` });
+    return true;
+  }
+
   charged(dev) {
+    if (this.atBudget === 'out-of-memory') return; // buffers are refused before they are charged (refuses)
     if (this.killed) throw pageKilledError('the page was already killed at its memory budget');
     const modeled = this.modeledBytes();
     if (modeled <= this.budgetBytes) return;

@@ -68,6 +68,24 @@ export const WEBKIT_MODELS = Object.freeze({
   bufferRecordsEncoders: 'webkit-buffer-records-encoders: Buffer.h m_commandEncoders kept until destroy() (before the Dec 2025 fix)',
 });
 
+/**
+ * Failure modes the emulation models, each labelled with its source; named in
+ * emulationStats(device).model.failureModels (and the worker's env sample) when in effect.
+ */
+export const FAILURE_MODELS = Object.freeze({
+  // memory-budget.js, atMemoryBudget 'out-of-memory'
+  outOfMemory: 'out-of-memory-at-budget (a model): createBuffer that would take the modeled bytes past memoryBudgetBytes '
+    + 'generates a GPUOutOfMemoryError (error scope or uncapturederror) and returns an invalid buffer; the device and page '
+    + 'live on (WebGPU spec, createBuffer: a failed allocation generates an out-of-memory error and the buffer is invalid)',
+  // resources.js createBindGroup (always on: spec validation, set the limit with limits.maxStorageBufferBindingSize)
+  bindingSize: 'binding-size-validation: createBindGroup rejects a storage binding larger than maxStorageBufferBindingSize '
+    + '(a uniform one larger than maxUniformBufferBindingSize) with a GPUValidationError and an invalid bind group '
+    + '(WebGPU spec, createBindGroup validation)',
+  // commands.js GPUComputePassEncoder.setImmediates
+  immediates: 'immediates (a model): setImmediates is validated (4-byte alignment, within maxImmediateSize) and counted; '
+    + 'no shader runs, so nothing reads it (WebGPU spec setImmediates; Chrome 149–150)',
+});
+
 /** Resolve options into a frozen model description. */
 export function resolveModel(options = {}) {
   const argumentBytes = {
@@ -105,6 +123,8 @@ export function resolveModel(options = {}) {
     // assumption (WebKit publishes no figure), settable
     encoderRecordBytes,
     webkitModels: Object.freeze(Object.keys(WEBKIT_MODELS).filter((k) => options[k]).map((k) => WEBKIT_MODELS[k])),
+    failureModels: Object.freeze([FAILURE_MODELS.bindingSize, FAILURE_MODELS.immediates,
+      ...(options.atMemoryBudget === 'out-of-memory' && options.memoryBudgetBytes > 0 ? [FAILURE_MODELS.outOfMemory] : [])]),
   });
 }
 
@@ -151,6 +171,10 @@ export class Ledger {
     this.commandBuffersInFlight = 0;
     this.bindGroupRefsHeldByWork = 0;
     this.errorsGenerated = 0; // GPUErrors generated (captured by a scope or not)
+    this.outOfMemoryErrors = 0; // createBuffer refused at the memory budget (atMemoryBudget 'out-of-memory')
+    this.commandBuffersRejected = 0; // submitted command buffers the queue refused (validation)
+    this.dispatchesDropped = 0; // dispatch calls in those: work that never ran
+    this.immediatesSet = 0; // setImmediates calls that passed validation (modeled: nothing reads them)
   }
 
   bindGroupAllocated(bytes) {
@@ -209,10 +233,15 @@ export class Ledger {
       submits: this.submits,
       commandBuffersInFlight: this.commandBuffersInFlight,
       errorsGenerated: this.errorsGenerated,
+      outOfMemoryErrors: this.outOfMemoryErrors,
+      commandBuffersRejected: this.commandBuffersRejected,
+      dispatchesDropped: this.dispatchesDropped,
+      immediatesSet: this.immediatesSet,
       model: {
         ...this.model,
         argumentBytes: { ...this.model.argumentBytes },
         webkitModels: [...this.model.webkitModels],
+        failureModels: [...this.model.failureModels],
         bytesPerComputeOnlyBindGroup: bindGroupBytes(this.model, { vertex: 0, fragment: 0, compute: this.model.argumentBytes.buffer }),
       },
     };

@@ -30,7 +30,7 @@ import {
   INTERNAL, CONSTRUCT, GPUBufferUsageFlags as U, GPUMapModeFlags, GPUShaderStageFlags, ALL_BUFFER_USAGE,
   illegalConstructor, native, arg, required, toSize, domException, defineLabel, makeNative, afterTask,
 } from './internals.js';
-import { validationError, GPUCompilationInfo, GPUCompilationMessage, GPUPipelineError } from './errors.js';
+import { generateError, validationError, GPUCompilationInfo, GPUCompilationMessage, GPUPipelineError } from './errors.js';
 import { reflectWgsl, bindingsForEntryPoint } from './wgsl-reflect.js';
 import { encodedLengths, bindGroupBytes } from './memory-model.js';
 
@@ -262,6 +262,12 @@ export function createBuffer(dev, desc) {
   if (error) {
     n.valid = false;
     validationError(dev, `${where}: ${error}`);
+  } else if (!dev.lost && dev.budget?.refuses(dev, size)) {
+    // model 'out-of-memory' (memory-budget.js): the allocation fails, the page lives on
+    n.valid = false;
+    dev.ledger.outOfMemoryErrors++;
+    generateError(dev, 'out-of-memory', `${where}: out of memory: ${size} bytes${desc.label ? ` for '${desc.label}'` : ''} `
+      + `would take the page's modeled bytes past memoryBudgetBytes ${dev.budget.budgetBytes} (webgpu-emulated model)`);
   } else if (!dev.lost) {
     n.charged = size;
     dev.ledger.bufferAllocated(size);

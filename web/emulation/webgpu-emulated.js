@@ -31,6 +31,7 @@
 //     modeledNativeBytes, buffersLiveBytes, modeledBufferBytes, ..., model: {...},
 //     memoryBudget: {budgetBytes, atBudget, trips, killed} | null, lost}
 //   completeSubmittedWork(device)                   (finish all submitted work now)
+//   modelLabels(options) -> [string]                (what is modeled, each with its source)
 //   device.__harnessLedger                          (the live Ledger object)
 // Options:
 //   bytesPerStage, pageBytes, argumentBytes, reportCostToJs (memory model, memory-model.js)
@@ -47,8 +48,9 @@
 //   logUncapturedErrors: console.warn errors nobody captured (default true)
 //   retainWrappersUntilDone: command lists also keep the GPUBindGroup JS wrappers alive
 //     until their work is done (default false: engines keep only the native object)
-//   memoryBudgetBytes, atMemoryBudget ('lose-device' | 'kill-page'), onKillPage: the page's
-//     memory budget over modeled bind group + buffer bytes (memory-budget.js)
+//   memoryBudgetBytes, atMemoryBudget ('lose-device' | 'kill-page' | 'out-of-memory'), onKillPage:
+//     the page's memory budget over modeled bind group + buffer bytes (memory-budget.js;
+//     'out-of-memory' refuses createBuffer past it and lets the page live: a failure model)
 //   encoderRetainsBindGroups, bufferRecordsEncoders, encoderRecordBytes: optional models of
 //     older WebKit behaviour (memory-model.js, WEBKIT_MODELS); limits 'ios-2025' (maxBufferSize
 //     1 GiB) vs 'webkit-apple7' / 'ios-2024' (256 MiB): internals.js
@@ -328,6 +330,16 @@ export function createEmulatedGPU(options = {}) {
   resolveLimits(options.limits);
   MemoryBudget.from(options, loseDevice);
   return new GPU(CONSTRUCT, { ...options });
+}
+
+/**
+ * What the emulation models under `options`, each label naming its source: the WebKit
+ * behaviour models and the failure models in effect (memory-model.js WEBKIT_MODELS,
+ * FAILURE_MODELS), plus the bind-group memory model's source. Throws on bad options.
+ */
+export function modelLabels(options = {}) {
+  const m = resolveModel(options);
+  return [`bind-group memory: ${m.source}`, ...m.webkitModels, ...m.failureModels];
 }
 
 export function emulationStats(device) {

@@ -106,9 +106,13 @@ export function install(config = {}) {
   // 4. Steps.
   const stepOn = parseStepOn(config.stepOn ?? 'mapAsync');
   const stats = emulation ? () => {
-    const out = { modeled_native_bytes: 0, native_bind_groups_live: 0, native_bind_groups_released: 0 };
+    const out = { modeled_native_bytes: 0, native_bind_groups_live: 0, native_bind_groups_released: 0,
+      out_of_memory_errors: 0, command_buffers_rejected: 0, dispatches_dropped: 0 };
     for (const d of devices) {
       const s = emulationStats(d);
+      out.out_of_memory_errors += s.outOfMemoryErrors ?? 0;
+      out.command_buffers_rejected += s.commandBuffersRejected ?? 0;
+      out.dispatches_dropped += s.dispatchesDropped ?? 0;
       out.modeled_native_bytes += s.modeledNativeBytes;
       out.native_bind_groups_live += s.bindGroupsLive;
       out.native_bind_groups_released += s.bindGroupsCollected;

@@ -4,7 +4,7 @@
 // the bootstrap installed the probes, before any app code, so it holds everything up to the
 // first boundary (library load, pipeline creation, a decoder's prefill). Each step sample has
 // the shape of web/probes/step.js's (harness/samples.py StepSample): counter deltas over the
-// step, live objects at its end, cpu_ms (step start -> return of its last GPUQueue.submit, null
+// step, live objects at its end, its createBuffer calls by (label, usage) (`created_buffers`), cpu_ms (step start -> return of its last GPUQueue.submit, null
 // when it submitted nothing) and wall_ms (step start -> boundary), token/logits_hash null, and
 // extra.step_on naming the trigger. The transport adds `realm`.
 //
@@ -16,7 +16,7 @@
 //   console:REGEX a console.log/info/warn/error/debug call whose text matches REGEX
 //   interval:MS   every MS milliseconds, in realms that created a GPUDevice
 
-import { counts, snapshot, timing, COUNTER_NAMES } from '../probes/counters.js';
+import { counts, snapshot, takeCreatedBuffers, timing, COUNTER_NAMES } from '../probes/counters.js';
 import { liveSnapshot } from '../probes/live-objects.js';
 
 /**
@@ -50,6 +50,7 @@ export class StepRecorder {
     this.before = snapshot();
     this.t0 = now();
     timing.lastSubmitEndMs = null;
+    takeCreatedBuffers();
   }
 
   /** End the open step now and open the next one. Returns the sample posted. */
@@ -67,6 +68,7 @@ export class StepRecorder {
       counters: deltas,
       live: liveSnapshot(),
       extra: { step_on: this.stepOn.spec, trigger },
+      created_buffers: takeCreatedBuffers(),
     };
     if (this.emulationStats) sample.emulation = this.emulationStats();
     this.step += 1;

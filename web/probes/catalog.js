@@ -31,7 +31,31 @@ export const COUNTERS = /* catalog:counters */ [
   {"name": "beginComputePass", "column": "begin_compute_pass", "unit": "calls", "metric": "compute_passes_per_token", "what": "GPUCommandEncoder.beginComputePass calls"},
   {"name": "copyBufferToBuffer", "column": "copy_buffer_to_buffer", "unit": "calls", "metric": null, "what": "GPUCommandEncoder.copyBufferToBuffer calls"},
   {"name": "onSubmittedWorkDone", "column": "on_submitted_work_done", "unit": "calls", "metric": null, "what": "GPUQueue.onSubmittedWorkDone calls"},
-  {"name": "createBufferBytes", "column": "create_buffer_bytes", "unit": "bytes", "metric": "create_buffer_bytes_per_token", "what": "bytes asked of GPUDevice.createBuffer (descriptor.size; creations that then fail validation included)"}
+  {"name": "createBufferBytes", "column": "create_buffer_bytes", "unit": "bytes", "metric": "create_buffer_bytes_per_token", "what": "bytes asked of GPUDevice.createBuffer (descriptor.size; creations that then fail validation included)"},
+  {"name": "setBindGroup", "column": "set_bind_group", "unit": "calls", "metric": null, "what": "setBindGroup calls on compute passes, render passes and render bundle encoders"},
+  {"name": "setBindGroupDynamicOffsets", "column": "set_bind_group_dynamic_offsets", "unit": "calls", "metric": null, "what": "setBindGroup calls that pass at least one dynamic offset"},
+  {"name": "setImmediates", "column": "set_immediates", "unit": "calls", "metric": null, "what": "setImmediates calls on compute passes, render passes and render bundle encoders"},
+  {"name": "setImmediatesBytes", "column": "set_immediates_bytes", "unit": "bytes", "metric": null, "what": "bytes passed to setImmediates"},
+  {"name": "createBufferBytesMapRead", "column": "create_buffer_bytes_map_read", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has MAP_READ (a buffer counts under each of its usage flags)"},
+  {"name": "createBufferBytesMapWrite", "column": "create_buffer_bytes_map_write", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has MAP_WRITE (a buffer counts under each of its usage flags)"},
+  {"name": "createBufferBytesCopySrc", "column": "create_buffer_bytes_copy_src", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has COPY_SRC (a buffer counts under each of its usage flags)"},
+  {"name": "createBufferBytesCopyDst", "column": "create_buffer_bytes_copy_dst", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has COPY_DST (a buffer counts under each of its usage flags)"},
+  {"name": "createBufferBytesIndex", "column": "create_buffer_bytes_index", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has INDEX (a buffer counts under each of its usage flags)"},
+  {"name": "createBufferBytesVertex", "column": "create_buffer_bytes_vertex", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has VERTEX (a buffer counts under each of its usage flags)"},
+  {"name": "createBufferBytesUniform", "column": "create_buffer_bytes_uniform", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has UNIFORM (a buffer counts under each of its usage flags)"},
+  {"name": "createBufferBytesStorage", "column": "create_buffer_bytes_storage", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has STORAGE (a buffer counts under each of its usage flags)"},
+  {"name": "createBufferBytesIndirect", "column": "create_buffer_bytes_indirect", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has INDIRECT (a buffer counts under each of its usage flags)"},
+  {"name": "createBufferBytesQueryResolve", "column": "create_buffer_bytes_query_resolve", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has QUERY_RESOLVE (a buffer counts under each of its usage flags)"},
+  {"name": "beginRenderPass", "column": "begin_render_pass", "unit": "calls", "metric": null, "what": "GPUCommandEncoder.beginRenderPass calls"},
+  {"name": "draw", "column": "draw", "unit": "calls", "metric": null, "what": "draw calls on render passes and render bundle encoders"},
+  {"name": "drawIndexed", "column": "draw_indexed", "unit": "calls", "metric": null, "what": "drawIndexed calls on render passes and render bundle encoders"},
+  {"name": "drawIndirect", "column": "draw_indirect", "unit": "calls", "metric": null, "what": "drawIndirect calls on render passes and render bundle encoders"},
+  {"name": "drawIndexedIndirect", "column": "draw_indexed_indirect", "unit": "calls", "metric": null, "what": "drawIndexedIndirect calls on render passes and render bundle encoders"},
+  {"name": "createRenderPipeline", "column": "create_render_pipeline", "unit": "calls", "metric": null, "what": "GPUDevice.createRenderPipeline calls"},
+  {"name": "createRenderPipelineAsync", "column": "create_render_pipeline_async", "unit": "calls", "metric": null, "what": "GPUDevice.createRenderPipelineAsync calls"},
+  {"name": "uncapturedErrors", "column": "uncaptured_errors", "unit": "errors", "metric": null, "what": "uncapturederror events of the realm's GPUDevices (errors no error scope caught), counted when delivered"},
+  {"name": "uncapturedOutOfMemoryErrors", "column": "uncaptured_out_of_memory_errors", "unit": "errors", "metric": null, "what": "of those, GPUOutOfMemoryError"},
+  {"name": "uncapturedValidationErrors", "column": "uncaptured_validation_errors", "unit": "errors", "metric": null, "what": "of those, GPUValidationError"}
 ] /* end:counters */;
 
 export const LIVE = /* catalog:live */ [

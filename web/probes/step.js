@@ -1,12 +1,13 @@
 // Step API: the token boundary a workload marks, turned into one `step` sample per token.
 //
 // beginStep(i) snapshots the counters and the clock; endStep(i, info) posts the deltas, the
-// live-object counts and two times (ms, performance.now()):
+// live-object counts, the step's createBuffer calls by (label, usage) (`created_buffers`,
+// counters.js takeCreatedBuffers) and two times (ms, performance.now()):
 //   cpu_ms  = from beginStep to the return of the step's last GPUQueue.submit (CPU time to
 //             encode and submit the token's work; null when the step submitted nothing),
 //   wall_ms = from beginStep to endStep (the token's sync, e.g. its mapAsync, included).
 
-import { counts, snapshot, timing, COUNTER_NAMES } from './counters.js';
+import { counts, snapshot, takeCreatedBuffers, timing, COUNTER_NAMES } from './counters.js';
 import { liveSnapshot } from './live-objects.js';
 
 // The step open now, else the step most recently begun (null before the first): where a
@@ -30,6 +31,7 @@ export class StepProbe {
   beginStep(step) {
     lastStep = step;
     timing.lastSubmitEndMs = null;
+    takeCreatedBuffers(); // buffers made between steps belong to no step
     this.open = { step, before: snapshot(), t0: performance.now() };
   }
 
@@ -53,6 +55,7 @@ export class StepProbe {
       live: this.counting ? liveSnapshot() : null,
       extra: info.extra ?? {},
     };
+    if (this.counting) sample.created_buffers = takeCreatedBuffers();
     if (this.emulationStats) sample.emulation = this.emulationStats();
     this.sink.post(sample);
     return sample;

@@ -15,6 +15,9 @@
 //   groups come from BindGroupReuseCache (bind-group-reuse.js), keyed on the layout and the bound
 //   buffers.
 //
+// variant 'bind-group-cache': the fresh path, workloads/lib/bind-group-cache.js in front of
+//   createBindGroup (main.js). 'dynamic-offset', 'immediates': remedies.js.
+//
 // Encoding patterns (manifest.json parameters): dispatchesPerPass (0: one pass per command
 // buffer, as ORT; n: a new compute pass every n dispatches), maxInFlight (0: no cap; n: after a
 // submit, wait on onSubmittedWorkDone until fewer than n command buffers are in flight),
@@ -31,15 +34,19 @@
 
 import { OPS, packUniforms, resolveUniforms, uniformBytes } from './ops.js';
 import { padKernel, paddingBuffers, paddingFor } from './kernel-padding.js';
+import { VARIANTS } from './options.js';
+import { NodeBindGroups, SharedUniforms, dynamicOffsetLayoutEntries, immediatesKernel } from './remedies.js';
 
 const STORAGE_USAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
 /**
  * Compile one pipeline per op the graph uses (WGSL from ctx.kernelUrl). With bindingsPerBindGroup
- * > 0 each kernel is padded to that many bindings (kernel-padding.js). Resolves to
- * Map(op -> {pipeline, layout, layoutId, pad}).
+ * > 0 each kernel is padded to that many bindings (kernel-padding.js). `variant` 'immediates'
+ * moves each kernel's uniform block to the immediate address space; 'dynamic-offset' gives each
+ * pipeline an explicit layout with a dynamic-offset uniform binding (remedies.js); the others use
+ * 'auto' layouts. Resolves to Map(op -> {pipeline, layout, layoutId, pad}).
  */
-export async function createPipelines(device, graph, kernelUrl, bindingsPerBindGroup = 0) {
+export async function createPipelines(device, graph, kernelUrl, bindingsPerBindGroup = 0, variant = 'fresh') {
   const pipelines = new Map();
   let layoutId = 0;
   for (const op of new Set(graph.nodes.map((n) => n.op))) {
@@ -47,13 +54,23 @@ export async function createPipelines(device, graph, kernelUrl, bindingsPerBindG
     const res = await fetch(url);
     if (!res.ok) throw new Error(`fetch ${url}: HTTP ${res.status}`);
     const pad = paddingFor(op, bindingsPerBindGroup, device.limits);
-    const module = device.createShaderModule({ label: op, code: padKernel(await res.text(), pad) });
+    let code = await res.text();
+    if (variant === 'immediates') code = immediatesKernel(code);
+    code = padKernel(code, pad);
+    const module = device.createShaderModule({ label: op, code });
     const info = await module.getCompilationInfo();
     const errors = info.messages.filter((m) => m.type === 'error');
     if (errors.length) {
-      throw new Error(`${OPS[op].kernel}: ${errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ')}`);
+      const what = `${OPS[op].kernel}${variant === 'immediates' ? ' (uniforms moved to var<immediate>)' : ''}`;
+      const message = `${what}: ${errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ')}`;
+      throw new Error(variant === 'immediates' ? `SKIP: immediates: ${message}` : message);
     }
-    const pipeline = await device.createComputePipelineAsync({ label: op, layout: 'auto', compute: { module, entryPoint: 'main' } });
+    let layout = 'auto';
+    if (variant === 'dynamic-offset') {
+      const bindGroupLayout = device.createBindGroupLayout({ label: `${op}.dynamic`, entries: dynamicOffsetLayoutEntries(code) });
+      layout = device.createPipelineLayout({ label: op, bindGroupLayouts: [bindGroupLayout] });
+    }
+    const pipeline = await device.createComputePipelineAsync({ label: op, layout, compute: { module, entryPoint: 'main' } });
     pipelines.set(op, { pipeline, layout: pipeline.getBindGroupLayout(0), layoutId: ++layoutId, pad });
   }
   return pipelines;
@@ -67,11 +84,20 @@ export class DecodeExecutor {
    *   ids (BufferIds), persistent: Map(tensor name -> GPUBuffer) for the weights,
    *   maxPendingDispatches (16 in the EP), dispatchesPerPass, maxInFlight, uniformBuffers
    *   ('cache' | 'per-dispatch'), padBuffers ({storage, uniform} 16-byte buffers),
-   *   storageBufferMinBytes, kvBuffers ('preallocated' | 'recreate-destroy' | 'recreate-drop')
+   *   storageBufferMinBytes, kvBuffers ('preallocated' | 'recreate-destroy' | 'recreate-drop'),
+   *   keepGoing (on_gpu_error=continue: a failed readback gives zeros instead of throwing)
    */
   constructor(o) {
-    Object.assign(this, { dispatchesPerPass: 0, maxInFlight: 0, uniformBuffers: 'cache', storageBufferMinBytes: 0, kvBuffers: 'preallocated', ...o });
-    if (this.variant !== 'fresh' && this.variant !== 'reuse') throw new Error(`unknown variant '${this.variant}' (have: fresh, reuse)`);
+    Object.assign(this, { dispatchesPerPass: 0, maxInFlight: 0, uniformBuffers: 'cache', storageBufferMinBytes: 0, kvBuffers: 'preallocated',
+      keepGoing: false, ...o });
+    if (!VARIANTS.includes(this.variant)) throw new Error(`unknown variant '${this.variant}' (have: ${VARIANTS.join(', ')})`);
+    // the dispatch path: bind-group-cache is fresh's, the cache sits behind createBindGroup
+    this.path = this.variant === 'bind-group-cache' ? 'fresh' : this.variant;
+    const perNode = this.path === 'dynamic-offset' || this.path === 'immediates';
+    this.nodeGroups = perNode ? new NodeBindGroups(this.device, this.ids, this.graph.nodes.length) : null;
+    this.shared = this.path === 'dynamic-offset'
+      ? new SharedUniforms(this.device, this.graph.nodes.length, this.device.limits.minUniformBufferOffsetAlignment, this.ids)
+      : null;
     this.queue = this.device.queue;
     this.encoder = null;
     this.pass = null;
@@ -115,6 +141,7 @@ export class DecodeExecutor {
   ownedBuffers() {
     const out = [];
     for (const own of this.nodeUniforms) if (own) out.push(own.buffer);
+    if (this.shared) out.push(this.shared.buffer);
     if (this.staging) out.push(this.staging);
     if (this.recreate) for (const kv of this.kv.values()) if (kv.buffer) out.push(kv.buffer);
     return out;
@@ -169,7 +196,7 @@ export class DecodeExecutor {
       this.perDispatchUniforms.push(buffer);
       return buffer;
     }
-    if (this.variant === 'fresh') {
+    if (this.path === 'fresh') {
       const buffer = this.uniformCache.acquire(size);
       this.queue.writeBuffer(buffer, 0, bytes);
       this.tok.uniformWrites += 1;
@@ -221,9 +248,44 @@ export class DecodeExecutor {
     this.retired.length = 0;
   }
 
+  /** Uniform buffers held: the cache's (fresh), one per node (reuse), 1 (dynamic-offset), 0 (immediates), + per-dispatch ones. */
+  uniformBufferCount() {
+    const own = this.path === 'fresh' ? this.uniformCache.all.size : this.path === 'reuse' ? this.nodeUniforms.filter(Boolean).length
+      : this.path === 'dynamic-offset' ? 1 : 0;
+    return own + this.perDispatchUniforms.length;
+  }
+
+  /**
+   * The remedies' dispatch (remedies.js): node i's bind group (per node, reused), and its
+   * parameters written into its slot of the shared uniform buffer (dynamic-offset) or set with
+   * setImmediates (immediates). `storage` = the node's storage buffers in binding order, then
+   * its padding buffers.
+   */
+  dispatchRemedy(i, node, pipe, pass, values, storage) {
+    const size = uniformBytes(node.op);
+    if (!this.scratch.has(node.op)) this.scratch.set(node.op, new ArrayBuffer(size));
+    const bytes = packUniforms(node.op, values, this.scratch.get(node.op));
+    const own = OPS[node.op].inputs + OPS[node.op].outputs; // padding bindings follow the uniform's number
+    const entries = storage.map((buffer, k) => ({ binding: k < own ? k : k + 1, buffer }));
+    if (this.shared) entries.push({ binding: own, buffer: this.shared.buffer, size });
+    const created = this.nodeGroups.created;
+    const group = this.nodeGroups.get(i, pipe.layout, entries, node.name);
+    this.tok.bindGroupsCreated += this.nodeGroups.created - created;
+    this.tok.bindingsMin = Math.min(this.tok.bindingsMin, entries.length);
+    this.tok.bindingsMax = Math.max(this.tok.bindingsMax, entries.length);
+    pass.setPipeline(pipe.pipeline);
+    if (this.shared) {
+      if (this.shared.write(i, bytes)) this.tok.uniformWrites += 1;
+      pass.setBindGroup(0, group, [this.shared.offset(i)]);
+    } else {
+      pass.setBindGroup(0, group);
+      pass.setImmediates(0, new Uint32Array(bytes, 0, OPS[node.op].uniforms.length));
+    }
+  }
+
   /** Encode, submit and read back one token. Resolves to {token, logits, maxLogit, stats}. */
   async runToken({ token, pos }) {
-    this.tok = { dispatches: 0, bindGroupsCreated: 0, uniformWrites: 0, submits: 0, bindingsMin: Infinity, bindingsMax: 0 };
+    this.tok = { dispatches: 0, bindGroupsCreated: 0, uniformWrites: 0, submits: 0, bindingsMin: Infinity, bindingsMax: 0, readbackFailed: 0 };
     if (this.recreate) this.recreateKv(pos);
     const capacity = this.kv.values().next().value?.capacity ?? this.graph.maxTokens;
     if (pos >= capacity) throw new Error(`KV cache full: position ${pos}, capacity ${capacity} (profile max_tokens)`);
@@ -242,34 +304,39 @@ export class DecodeExecutor {
         if (spec.kind === 'activation' || spec.kind === 'output') live.set(t, this.storage.acquire(this.storageBytes(spec.bytes), STORAGE_USAGE(), t));
       }
       const values = resolveUniforms(node, tokenInputs);
-      const uniform = this.uniformBuffer(i, node, values);
+      const remedy = this.nodeGroups !== null;
+      const uniform = remedy ? null : this.uniformBuffer(i, node, values);
       const pass = this.computePass();
       const buffers = [];
       for (const t of node.inputs) buffers.push(live.get(t));
       for (const t of node.outputs) buffers.push(live.get(t));
-      buffers.push(uniform);
+      if (!remedy) buffers.push(uniform);
       if (pipe.pad) buffers.push(...paddingBuffers(pipe.pad, this.padBuffers));
       if (buffers.includes(undefined)) throw new Error(`${node.name}: a bound tensor has no buffer`);
-      this.tok.bindingsMin = Math.min(this.tok.bindingsMin, buffers.length);
-      this.tok.bindingsMax = Math.max(this.tok.bindingsMax, buffers.length);
-      let bindGroup;
-      if (this.variant === 'fresh') {
-        bindGroup = this.device.createBindGroup({
-          label: node.name,
-          layout: pipe.pipeline.getBindGroupLayout(0),
-          entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
-        });
-        this.tok.bindGroupsCreated += 1;
+      if (remedy) {
+        this.dispatchRemedy(i, node, pipe, pass, values, buffers);
       } else {
-        const misses = this.bindGroups.stats.misses;
-        bindGroup = this.bindGroups.get(pipe.layout, pipe.layoutId, buffers, node.name);
-        this.tok.bindGroupsCreated += this.bindGroups.stats.misses - misses;
+        this.tok.bindingsMin = Math.min(this.tok.bindingsMin, buffers.length);
+        this.tok.bindingsMax = Math.max(this.tok.bindingsMax, buffers.length);
+        let bindGroup;
+        if (this.path === 'fresh') {
+          bindGroup = this.device.createBindGroup({
+            label: node.name,
+            layout: pipe.pipeline.getBindGroupLayout(0),
+            entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+          });
+          this.tok.bindGroupsCreated += 1;
+        } else {
+          const misses = this.bindGroups.stats.misses;
+          bindGroup = this.bindGroups.get(pipe.layout, pipe.layoutId, buffers, node.name);
+          this.tok.bindGroupsCreated += this.bindGroups.stats.misses - misses;
+        }
+        pass.setPipeline(pipe.pipeline);
+        pass.setBindGroup(0, bindGroup);
       }
-      pass.setPipeline(pipe.pipeline);
-      pass.setBindGroup(0, bindGroup);
       pass.dispatchWorkgroups(...op.workgroups(values));
       this.tok.dispatches += 1;
-      if (this.variant === 'fresh' && this.uniformBuffers === 'cache') this.uniformCache.release(uniform);
+      if (this.path === 'fresh' && this.uniformBuffers === 'cache') this.uniformCache.release(uniform);
       this.pendingDispatches += 1;
       this.passDispatches += 1;
       if (this.pendingDispatches >= this.maxPendingDispatches) {
@@ -299,12 +366,19 @@ export class DecodeExecutor {
     this.flush();
     this.retire(); // after the submit that copied from them
     const submitEndMs = performance.now();
-    await this.staging.mapAsync(GPUMapMode.READ);
+    let mapped = null;
+    try {
+      await this.staging.mapAsync(GPUMapMode.READ);
+      mapped = this.staging.getMappedRange();
+    } catch (e) {
+      // on_gpu_error=continue: an application that keeps going reads whatever it got (nothing)
+      if (!this.keepGoing) throw e;
+      this.tok.readbackFailed = 1;
+    }
     this.inFlight.length = 0; // the readback waited for all of the token's work
-    const mapped = this.staging.getMappedRange();
-    const logitsOut = new Float32Array(mapped.slice(0, this.logitsBytes));
-    const am = new Uint32Array(mapped.slice(this.logitsBytes, this.logitsBytes + this.argmaxBytes));
-    this.staging.unmap();
+    const logitsOut = mapped ? new Float32Array(mapped.slice(0, this.logitsBytes)) : new Float32Array(this.logitsBytes / 4);
+    const am = mapped ? new Uint32Array(mapped.slice(this.logitsBytes, this.logitsBytes + this.argmaxBytes)) : new Uint32Array(this.argmaxBytes / 4);
+    if (mapped) this.staging.unmap();
     live.delete(logits);
     live.delete(argmax);
     if (live.size !== fixed) throw new Error(`${live.size - fixed} activation buffers not released at the end of the token`);

@@ -44,7 +44,7 @@ export class GenerateCall {
       uniformCache: this.uniformCache, bindGroups: this.bindGroups, ids, persistent: session.persistent,
       maxPendingDispatches: o.maxPendingDispatches, dispatchesPerPass: o.dispatchesPerPass, maxInFlight: o.maxInFlight,
       uniformBuffers: o.uniformBuffers, padBuffers: session.padBuffers, storageBufferMinBytes: o.storageBufferMinBytes,
-      kvBuffers: o.kvBuffers,
+      kvBuffers: o.kvBuffers, keepGoing: o.onGpuError === 'continue',
     });
   }
 

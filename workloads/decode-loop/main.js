@@ -12,7 +12,9 @@ import { GenerateCall } from './generate.js';
 import { buildDecodeGraph, graphCounts } from './graph.js';
 import { parseOptions } from './options.js';
 import { ReferenceModel, top2 } from './reference.js';
+import { immediatesSupport, passHasImmediates } from './remedies.js';
 import { generateWeights, weightData } from './weights.js';
+import { installBindGroupCache, reuseResult, reuseSnapshotSteps } from '../lib/bind-group-cache.js';
 import { fnv1a32Hex } from '../lib/hash.js';
 
 function median(xs) {
@@ -49,7 +51,7 @@ async function setup(ctx, o, device, s) {
     s.ids.assign(s.padBuffers.storage);
     s.ids.assign(s.padBuffers.uniform);
   }
-  s.pipelines = await createPipelines(device, s.graph, ctx.kernelUrl, o.bindingsPerBindGroup);
+  s.pipelines = await createPipelines(device, s.graph, ctx.kernelUrl, o.bindingsPerBindGroup, o.variant);
   s.device = device;
   await device.queue.onSubmittedWorkDone();
   // the emulation runs no kernels (web/emulation/): its logits cannot match the reference
@@ -75,9 +77,36 @@ function checkAgainstReference(gpu, refLogits, tolerance) {
   return [{ max_abs_logit_err: err, ref_token: ref.token, ref_top2_margin: ref.margin }, problems];
 }
 
+/**
+ * One token of the bind-group-cache variant (workloads/lib/bind-group-cache.js behind
+ * createBindGroup): its hits, misses (= bind groups created) and evictions from the cache's
+ * cumulative stats before and after the token, its size and cap at the token's end.
+ */
+function libCacheExtra(before, after, window) {
+  const hits = after.hits - before.hits;
+  const misses = after.misses - before.misses;
+  return {
+    bind_group_cache_lookups: window.lookups,
+    bind_group_cache_distinct_keys: window.distinctKeys,
+    bind_group_cache_new_keys: window.coldKeys,
+    bind_groups_created: misses,
+    bind_group_cache_hits: hits,
+    bind_group_cache_misses: misses,
+    bind_group_cache_hit_rate: hits + misses ? hits / (hits + misses) : null,
+    bind_group_cache_evictions: after.evictions - before.evictions,
+    bind_group_cache_size: after.size,
+    bind_group_cache_max_entries: after.maxEntries,
+  };
+}
+
 /** The token loop: one probe step per token; a new generate call every tokensPerCall tokens. */
 async function decode(ctx, o, s, gpuErrors) {
-  const out = { tokens: [], logitsHashes: [], bindGroupsCreatedPerToken: [], wallMsPerToken: [], maxAbsLogitErr: 0, calls: 0 };
+  const out = { tokens: [], logitsHashes: [], bindGroupsCreatedPerToken: [], wallMsPerToken: [], maxAbsLogitErr: 0, calls: 0,
+    gpuErrors: 0, untrustedTokens: 0, wrongTokens: 0 };
+  const keepGoing = o.onGpuError === 'continue';
+  const reuseSteps = reuseSnapshotSteps(o.tokens);
+  const reuseSnapshots = [];
+  s.reuseSnapshots = reuseSnapshots;
   const perCall = o.tokensPerCall || o.tokens;
   let input = o.startToken;
   for (let i = 0; i < o.tokens; i++) {
@@ -96,16 +125,22 @@ async function decode(ctx, o, s, gpuErrors) {
     }
     const call = s.call;
     const hits0 = call.bindGroups?.stats.hits ?? 0;
+    const lib0 = s.bgCache?.stats();
+    const errors0 = gpuErrors.length;
     const t0 = performance.now();
     const r = await call.executor.runToken({ token: input, pos });
     const wallMs = performance.now() - t0;
+    // continue: let this token's uncapturederror events arrive (each a task after its call) so
+    // they count in this step
+    if (keepGoing) for (let k = 0; k < 2; k++) await new Promise((resolve) => setTimeout(resolve, 0));
     const logitsHash = fnv1a32Hex(r.logits);
     const extra = {
       dispatches: r.stats.dispatches,
       bind_groups_created: r.stats.bindGroupsCreated,
       bind_group_cache_hits: (call.bindGroups?.stats.hits ?? 0) - hits0,
       bind_group_cache_misses: r.stats.bindGroupsCreated,
-      bind_group_cache_size: call.bindGroups?.size ?? 0,
+      bind_group_cache_size: call.bindGroups?.size ?? call.executor.nodeGroups?.size ?? 0,
+      uniform_buffers: call.executor.uniformBufferCount(),
       bindings_min: r.stats.bindingsMin,
       bindings_max: r.stats.bindingsMax,
       uniform_writes: r.stats.uniformWrites,
@@ -118,6 +153,11 @@ async function decode(ctx, o, s, gpuErrors) {
       input_token: input,
       pos,
     };
+    if (s.bgCache) {
+      Object.assign(extra, libCacheExtra(lib0, s.bgCache.stats(), s.bgCache.takeWindow()));
+      // the working set after token 0 and over the last half of the tokens
+      if (reuseSteps.includes(i)) reuseSnapshots.push({ step: i, ...s.bgCache.reuseDistances() });
+    }
     const problems = [];
     const jsPick = top2(r.logits);
     if (jsPick.token !== r.token) problems.push(`argmax kernel gave ${r.token}, the logits' first maximum is ${jsPick.token}`);
@@ -127,12 +167,26 @@ async function decode(ctx, o, s, gpuErrors) {
       problems.push(...refProblems);
       out.maxAbsLogitErr = Math.max(out.maxAbsLogitErr, fields.max_abs_logit_err);
     }
-    if (gpuErrors.length) problems.push(`WebGPU error: ${gpuErrors.join('; ')}`);
+    if (keepGoing) {
+      // an application that never checks: the token is emitted whatever happened; count it
+      const errors = gpuErrors.length - errors0;
+      extra.gpu_errors = errors;
+      extra.readback_failed = r.stats.readbackFailed;
+      // this token's work raised errors (some of it never ran) or its logits never came back
+      extra.output_untrusted = errors > 0 || r.stats.readbackFailed ? 1 : 0;
+      extra.wrong_token = refLogits ? Number(extra.ref_token !== r.token) : null;
+      out.gpuErrors += errors;
+      out.untrustedTokens += extra.output_untrusted;
+      out.wrongTokens += extra.wrong_token ?? 0;
+      if (errors) extra.first_gpu_error = gpuErrors[errors0].slice(0, 200);
+    } else if (gpuErrors.length) {
+      problems.push(`WebGPU error: ${gpuErrors.join('; ')}`);
+    }
     ctx.probe.endStep(i, { token: r.token, logitsHash, extra });
-    if (problems.length) throw new Error(`decode-loop token ${i}: ${problems.join('; ')}`);
+    if (problems.length && !keepGoing) throw new Error(`decode-loop token ${i}: ${problems.join('; ')}`);
     out.tokens.push(r.token);
     out.logitsHashes.push(logitsHash);
-    out.bindGroupsCreatedPerToken.push(r.stats.bindGroupsCreated);
+    out.bindGroupsCreatedPerToken.push(extra.bind_groups_created);
     out.wallMsPerToken.push(wallMs);
     input = r.token;
   }
@@ -148,12 +202,25 @@ export async function run(ctx) {
   // (webgpu_context.cc, GetRequiredLimits): a chunk's encoder buffer may be as large as the
   // adapter allows (emulated iOS: 256 MiB, or 1 GiB with limits=ios-2025).
   const { maxBufferSize, maxStorageBufferBindingSize } = ctx.adapter.limits;
-  const device = await ctx.adapter.requestDevice({ label: 'decode-loop', requiredLimits: { maxBufferSize, maxStorageBufferBindingSize } });
+  const requiredLimits = { maxBufferSize, maxStorageBufferBindingSize };
+  if (o.variant === 'immediates') {
+    // a device has no immediates unless it asks for them (maxImmediateSize defaults to 0)
+    const support = immediatesSupport(ctx.adapter, globalThis.navigator?.gpu?.wgslLanguageFeatures ?? null);
+    if (!support.ok) throw new Error(`SKIP: variant immediates: ${support.reason}`);
+    requiredLimits.maxImmediateSize = support.maxImmediateSize;
+  }
+  const device = await ctx.adapter.requestDevice({ label: 'decode-loop', requiredLimits });
+  if (o.variant === 'immediates' && !passHasImmediates(device)) {
+    device.destroy();
+    throw new Error('SKIP: variant immediates: GPUComputePassEncoder has no setImmediates here');
+  }
   const gpuErrors = [];
   device.addEventListener('uncapturederror', (e) => gpuErrors.push(String(e.error?.message ?? e.error)));
   device.lost.then((info) => { if (info.reason !== 'destroyed') gpuErrors.push(`device lost: ${info.message}`); });
   const s = { leaked: [] };
   try {
+    // before anything creates a bind group: every createBindGroup of this cell goes through it
+    if (o.variant === 'bind-group-cache') s.bgCache = installBindGroupCache({ maxEntries: o.bindGroupCacheMaxEntries });
     await setup(ctx, o, device, s);
     const counts = graphCounts(s.graph);
     const setupMs = performance.now() - setupT0;
@@ -181,10 +248,16 @@ export async function run(ctx) {
       bufferCachePop: o.bufferCachePop,
       maxPendingDispatches: o.maxPendingDispatches,
       ...(o.verify ? { maxAbsLogitErr: out.maxAbsLogitErr } : {}),
+      ...(s.bgCache ? { bindGroupCache: s.bgCache.stats(), bindGroupCacheReuse: reuseResult(s.reuseSnapshots, s.bgCache) } : {}),
+      onGpuError: o.onGpuError,
+      ...(o.onGpuError === 'continue'
+        ? { gpuErrors: out.gpuErrors, untrustedTokens: out.untrustedTokens, ...(o.verify ? { wrongTokens: out.wrongTokens } : {}) }
+        : {}),
     };
   } finally {
     s.call?.end('clean', s.leaked);
     s.weights?.destroyAll();
     device.destroy(); // frees whatever leaked or dropped calls still hold
+    s.bgCache?.uninstall();
   }
 }

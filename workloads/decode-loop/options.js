@@ -6,6 +6,10 @@ export const KV_BUFFERS = ['preallocated', 'recreate-destroy', 'recreate-drop'];
 export const CALL_ENDINGS = ['clean', 'leak', 'drop-undestroyed'];
 export const UNIFORM_BUFFERS = ['cache', 'per-dispatch'];
 export const GRAPHS = ['unfused', 'fused'];
+/** Dispatch paths (executor.js VARIANTS) and the fused graph's two cell variants. */
+export const VARIANTS = ['fresh', 'reuse', 'dynamic-offset', 'immediates', 'bind-group-cache'];
+export const FUSED_VARIANTS = { fused: 'fresh', 'fused-reuse': 'reuse' };
+export const ON_GPU_ERROR = ['fail', 'continue'];
 
 const flag = (v) => v === true || (v !== undefined && v !== null && !['', '0', 'false', 'no', 0, false].includes(v));
 
@@ -42,16 +46,23 @@ async function resolveProfile(params) {
 
 /**
  * ctx.params -> the run's options (manifest.json `parameters` says what each one changes).
- * Variants `fused` / `fused-reuse` are the fused graph (graph-fused.js) on the fresh / reuse
- * dispatch path; `--param graph=fused` selects it for any variant.
+ * Variants: the dispatch paths fresh, reuse, dynamic-offset, immediates, bind-group-cache
+ * (executor.js, remedies.js); `fused` / `fused-reuse` are the fused graph (graph-fused.js) on the
+ * fresh / reuse dispatch path; `--param graph=fused` selects it for any variant.
  */
 export async function parseOptions(params = {}) {
   const { profileName, profile } = await resolveProfile(params);
-  const fusedVariant = { fused: 'fresh', 'fused-reuse': 'reuse' }[params.variant];
+  const fusedVariant = FUSED_VARIANTS[params.variant];
   const variant = fusedVariant ?? params.variant ?? 'fresh';
-  if (variant !== 'fresh' && variant !== 'reuse') throw new Error(`unknown variant '${params.variant}' (have: fresh, reuse, fused, fused-reuse)`);
+  if (!VARIANTS.includes(variant)) {
+    throw new Error(`unknown variant '${params.variant}' (have: ${[...VARIANTS, ...Object.keys(FUSED_VARIANTS)].join(', ')})`);
+  }
   const bindings = int(params, 'bindings_per_bind_group', 0, 0, 16);
   if (bindings === 1) throw new Error('--param bindings_per_bind_group=1: must be 0 (each kernel\'s own) or from 2 to 16');
+  const uniformBuffers = oneOf(params, 'uniform_buffers', 'cache', UNIFORM_BUFFERS);
+  if (uniformBuffers === 'per-dispatch' && (variant === 'dynamic-offset' || variant === 'immediates')) {
+    throw new Error(`--param uniform_buffers=per-dispatch: variant ${variant} has no uniform buffer per dispatch (use fresh, reuse or bind-group-cache)`);
+  }
   return {
     variant,
     cellVariant: params.variant ?? 'fresh',
@@ -67,7 +78,9 @@ export async function parseOptions(params = {}) {
     maxPendingDispatches: int(params, 'max_pending_dispatches', 16, 1, 100_000),
     dispatchesPerPass: int(params, 'dispatches_per_pass', 0, 0, 100_000),
     maxInFlight: int(params, 'max_in_flight', 0, 0, 1024),
-    uniformBuffers: oneOf(params, 'uniform_buffers', 'cache', UNIFORM_BUFFERS),
+    uniformBuffers,
+    bindGroupCacheMaxEntries: int(params, 'bind_group_cache_max_entries', 4096, 1, 10_000_000),
+    onGpuError: oneOf(params, 'on_gpu_error', 'fail', ON_GPU_ERROR),
     bindingsPerBindGroup: bindings,
     storageBufferMinBytes: int(params, 'storage_buffer_min_bytes', 0, 0, 2 ** 31),
     kvBuffers: oneOf(params, 'kv_buffers', 'preallocated', KV_BUFFERS),

@@ -1,11 +1,14 @@
 /**
  * bind-group-cache.js: a bounded cache behind GPUDevice.prototype.createBindGroup.
+ * Over 400 lines on purpose: one drop-in file (the cache and the reuse-distance stack that measures
+ * its working set), so an application copies a single module.
  *
  * Drop-in ES module for any page or worker (no harness imports):
  *
  *   import {installBindGroupCache} from './bind-group-cache.js';
  *   const cache = installBindGroupCache({maxEntries: 4096});  // before the engine creates bind groups
  *   ... cache.stats() -> {hits, misses, evictions, size, maxEntries, ...}; cache.uninstall();
+ *   ... cache.reuseDistances() -> {lookups, cold, distances: [[d, n], ...]}; cache.takeWindow()
  *
  * Why: onnxruntime-web's WebGPU execution provider creates a new GPUBindGroup for every dispatch
  * (~300 per generated token) although a node binds the same buffers again on the next token; on
@@ -39,6 +42,18 @@
  *   which is the leak it was meant to cure, only slower to collect. Here the LRU cap bounds it and
  *   `evictions` climbing together with `misses` shows that keys are not repeating.
  *
+ * Working set (reuse distances): every lookup is also placed in an LRU stack of keys (Mattson,
+ *   Gecsei, Slutz, Traiger 1970, "Evaluation techniques for storage hierarchies": an LRU cache of C
+ *   entries holds exactly the C most recently used keys, so a lookup hits in every cache larger
+ *   than the number of distinct keys used since its key's last use). reuse() returns the
+ *   histogram of those distances and the first-time (cold) lookups, so one run gives the hit
+ *   rate at every capacity: hit(C) = lookups at distance < C ÷ lookups. Keys whose buffer was
+ *   destroyed or collected, or whose device was destroyed, leave the stack as they leave the
+ *   cache (they can never recur: a buffer id is never reused); entries evicted for capacity stay
+ *   in it. takeWindow() returns the lookups, distinct keys and cold keys since its last call (one
+ *   token, when called at each token's end). Cost: O(log n) per lookup (a Fenwick tree over
+ *   access times), n = distinct live keys.
+ *
  * A hit returns a bind group created for an earlier, equal descriptor: its label is the first one,
  * and a descriptor that failed validation yields the same invalid bind group again (the error is
  * reported once). uninstall() restores the methods found at install time, so wrappers installed
@@ -48,6 +63,84 @@
 const SIZE_REST = 'rest';
 
 let installed = null;
+
+/**
+ * LRU stack distances of a sequence of keys (strings). access(key) returns the number of distinct
+ * other keys accessed since `key` was last accessed (0: accessed just before), or -1 the first
+ * time; remove(key) takes a key out of the stack (it will not recur). Distances are kept as a
+ * histogram. A Fenwick tree over access times marks each live key's last access; the times are
+ * renumbered when the tree fills, so memory stays proportional to the live keys.
+ */
+export class ReuseDistances {
+  constructor() {
+    this.last = new Map(); // key -> time of its last access (1-based)
+    this.size = 1024;
+    this.tree = new Int32Array(this.size + 1);
+    this.time = 0;
+    this.histogram = new Map(); // distance -> lookups
+    this.lookups = 0;
+    this.cold = 0;
+  }
+
+  _add(i, delta) {
+    for (; i <= this.size; i += i & -i) this.tree[i] += delta;
+  }
+
+  _prefix(i) {
+    let sum = 0;
+    for (; i > 0; i -= i & -i) sum += this.tree[i];
+    return sum;
+  }
+
+  /** Renumber the live keys' times 1..n in order, into a tree twice as large as needed. */
+  _compact() {
+    const keys = [...this.last.entries()].sort((a, b) => a[1] - b[1]);
+    this.size = Math.max(1024, 2 * keys.length + 2);
+    this.tree = new Int32Array(this.size + 1);
+    keys.forEach(([key], i) => {
+      this.last.set(key, i + 1);
+      this.tree[i + 1] += 1;
+    });
+    for (let i = 1; i <= this.size; i++) { // linear Fenwick build
+      const j = i + (i & -i);
+      if (j <= this.size) this.tree[j] += this.tree[i];
+    }
+    this.time = keys.length;
+  }
+
+  /** Record one lookup of `key`; returns its distance, or -1 for a first lookup. */
+  access(key) {
+    if (this.time >= this.size) this._compact();
+    this.lookups += 1;
+    const t = this.last.get(key);
+    let distance = -1;
+    if (t === undefined) {
+      this.cold += 1;
+    } else {
+      distance = this._prefix(this.time) - this._prefix(t);
+      this._add(t, -1);
+      this.histogram.set(distance, (this.histogram.get(distance) ?? 0) + 1);
+    }
+    this.time += 1;
+    this._add(this.time, 1);
+    this.last.set(key, this.time);
+    return distance;
+  }
+
+  /** Take `key` out of the stack (its buffer or device is gone for good). */
+  remove(key) {
+    const t = this.last.get(key);
+    if (t === undefined) return;
+    this._add(t, -1);
+    this.last.delete(key);
+  }
+
+  /** {lookups, cold, distances: [[distance, lookups], ...] by distance, keys (live in the stack)}. */
+  snapshot() {
+    const distances = [...this.histogram.entries()].sort((a, b) => a[0] - b[0]);
+    return {lookups: this.lookups, cold: this.cold, distances, keys: this.last.size};
+  }
+}
 
 /** Ids for objects, held weakly. */
 class IdTable {
@@ -95,6 +188,44 @@ export function installBindGroupCache({maxEntries = 4096} = {}) {
   const keysByBuffer = new Map(); // buffer id -> Set of keys
   const counters = {hits: 0, misses: 0, evictions: 0, bypassed: 0,
                     evictedLru: 0, evictedDestroyed: 0, evictedCollected: 0, evictedDevice: 0};
+  const reuse = new ReuseDistances();
+  const keysSeen = new Map(); // key -> {deviceId, bufferIds}: every key in the reuse stack
+  const seenByBuffer = new Map(); // buffer id -> Set of keys in the reuse stack
+  let window = {lookups: 0, keys: new Set(), cold: 0};
+
+  /** A key gone for good (its buffer destroyed or collected, its device destroyed). */
+  function forget(key) {
+    const seen = keysSeen.get(key);
+    if (!seen) return;
+    keysSeen.delete(key);
+    reuse.remove(key);
+    for (const id of seen.bufferIds) {
+      const keys = seenByBuffer.get(id);
+      if (keys) {
+        keys.delete(key);
+        if (keys.size === 0) seenByBuffer.delete(id);
+      }
+    }
+  }
+
+  function forgetBuffer(id) {
+    for (const key of [...(seenByBuffer.get(id) ?? [])]) forget(key);
+  }
+
+  function looked(key, deviceId, ids) {
+    const distance = reuse.access(key);
+    window.lookups += 1;
+    window.keys.add(key);
+    if (distance < 0) {
+      window.cold += 1;
+      keysSeen.set(key, {deviceId, bufferIds: ids});
+      for (const id of ids) {
+        let keys = seenByBuffer.get(id);
+        if (!keys) seenByBuffer.set(id, (keys = new Set()));
+        keys.add(key);
+      }
+    }
+  }
 
   function removeEntry(key, reason) {
     const entry = entries.get(key);
@@ -118,7 +249,10 @@ export function installBindGroupCache({maxEntries = 4096} = {}) {
     keysByBuffer.delete(id);
   }
 
-  const registry = new FinalizationRegistry((id) => evictBuffer(id, 'evictedCollected'));
+  const registry = new FinalizationRegistry((id) => {
+    evictBuffer(id, 'evictedCollected');
+    forgetBuffer(id);
+  });
 
   function bufferId(buffer) {
     if (!bufferIds.has(buffer)) registry.register(buffer, bufferIds.get(buffer));
@@ -175,6 +309,7 @@ export function installBindGroupCache({maxEntries = 4096} = {}) {
       return proto.createBindGroup.call(this, descriptor);
     }
     const [key, ids] = keyed;
+    looked(key, objectIds.get(this), ids);
     const hit = entries.get(key);
     if (hit) {
       counters.hits++;
@@ -195,7 +330,10 @@ export function installBindGroupCache({maxEntries = 4096} = {}) {
   }
 
   function bufferDestroy(...args) {
-    if (bufferIds.has(this)) evictBuffer(bufferIds.get(this), 'evictedDestroyed');
+    if (bufferIds.has(this)) {
+      evictBuffer(bufferIds.get(this), 'evictedDestroyed');
+      forgetBuffer(bufferIds.get(this));
+    }
     return proto.bufferDestroy.apply(this, args);
   }
 
@@ -205,6 +343,7 @@ export function installBindGroupCache({maxEntries = 4096} = {}) {
       for (const [key, entry] of [...entries]) {
         if (entry.deviceId === id) removeEntry(key, 'evictedDevice');
       }
+      for (const [key, seen] of [...keysSeen]) if (seen.deviceId === id) forget(key);
     }
     return proto.deviceDestroy.apply(this, args);
   }
@@ -229,6 +368,18 @@ export function installBindGroupCache({maxEntries = 4096} = {}) {
     return {...counters, size: entries.size, maxEntries, buffersTracked: keysByBuffer.size};
   }
 
+  /** The reuse-distance histogram so far (ReuseDistances.snapshot): the hit rate at every capacity. */
+  function reuseDistances() {
+    return reuse.snapshot();
+  }
+
+  /** {lookups, distinctKeys, coldKeys} since the last call (call it at each token's end). */
+  function takeWindow() {
+    const w = {lookups: window.lookups, distinctKeys: window.keys.size, coldKeys: window.cold};
+    window = {lookups: 0, keys: new Set(), cold: 0};
+    return w;
+  }
+
   function clear() {
     for (const key of [...entries.keys()]) removeEntry(key, 'evictedLru');
   }
@@ -242,12 +393,32 @@ export function installBindGroupCache({maxEntries = 4096} = {}) {
     if (proto.renderGetLayout) GPURenderPipeline.prototype.getBindGroupLayout = proto.renderGetLayout;
     entries.clear();
     keysByBuffer.clear();
+    keysSeen.clear();
+    seenByBuffer.clear();
     installed = null;
   }
 
-  const handle = {stats, uninstall, clear};
+  const handle = {stats, uninstall, clear, reuseDistances, takeWindow};
   installed = {handle};
   return handle;
+}
+
+/**
+ * Steps at whose end a workload snapshots the reuse distances (reuseDistances()) for its result:
+ * the first step (the warm-up) and the one before the last half of `steps`.
+ */
+export function reuseSnapshotSteps(steps) {
+  return [...new Set([0, Math.ceil(steps / 2) - 1])].filter((s) => s >= 0 && s < steps - 1);
+}
+
+/**
+ * A cache's reuse distances for a run's result: {snapshots: [{step, lookups, cold, distances}]
+ * (taken at the end of those steps: reuseSnapshotSteps), atEnd, maxEntries}. The harness
+ * (harness/stats/workloads/cache_working_set.py) subtracts a snapshot from atEnd and turns the
+ * lookups after it into the hit rate at every capacity.
+ */
+export function reuseResult(snapshots, cache) {
+  return {snapshots, atEnd: cache.reuseDistances(), maxEntries: cache.stats().maxEntries};
 }
 
 /** Stats of the installed cache, or null when none is installed. */

@@ -31,7 +31,7 @@
 //   ortDist       URL of onnxruntime-web's dist/ folder (default: /node_modules/onnxruntime-web/dist/)
 // ctx.params.seed is not used: the weights are fixed in the model file.
 
-import {installBindGroupCache} from '../lib/bind-group-cache.js';
+import {installBindGroupCache, reuseResult, reuseSnapshotSteps} from '../lib/bind-group-cache.js';
 import { fnv1a32Hex } from '../lib/hash.js';
 import { DEFAULT_DIST, epOptions, fetchBytes, importOrt } from '../lib/ort.js';
 
@@ -155,6 +155,7 @@ function cacheExtra(cache) {
   lastCacheStats = {...s};
   const hits = s.hits - prev.hits;
   const misses = s.misses - prev.misses;
+  const w = cache.takeWindow();
   return {
     bind_group_cache_hits: hits,
     bind_group_cache_misses: misses,
@@ -162,6 +163,10 @@ function cacheExtra(cache) {
     bind_group_cache_evictions: s.evictions - prev.evictions,
     bind_group_cache_size: s.size,
     bind_group_cache_max_entries: s.maxEntries,
+    // the working set: keys looked up this token, how many distinct, how many never seen before
+    bind_group_cache_lookups: w.lookups,
+    bind_group_cache_distinct_keys: w.distinctKeys,
+    bind_group_cache_new_keys: w.coldKeys,
   };
 }
 
@@ -270,6 +275,8 @@ export async function run(ctx) {
       : await staticDecoder(ort, session, io, meta, {capture: graphCapture, maxLength});
 
     const out = {tokens: [], logitsHashes: [], stepMs: []};
+    const reuseSnapshots = [];
+    const reuseSteps = reuseSnapshotSteps(tokens);
     const forceGcEvery = Number(params.forceGcEvery ?? 16);
     const forceGcMb = Number(params.forceGcMb ?? 32);
     try {
@@ -288,6 +295,8 @@ export async function run(ctx) {
         const token = argmax(last);
         const logitsHash = fnv1a32Hex(last);
         const extra = cacheExtra(bgCache);
+        // the working set after the prefill (token 0) and over the last half of the tokens
+        if (bgCache && reuseSteps.includes(step)) reuseSnapshots.push({step, ...bgCache.reuseDistances()});
         if (variant === 'force-gc' && (step + 1) % forceGcEvery === 0) {
           extra.force_gc_bytes = forceGc(forceGcMb);
         }
@@ -315,7 +324,7 @@ export async function run(ctx) {
       cacheDims: meta.cache,
       sessionCreateMs: Math.round(sessionMs * 10) / 10,
       medianMsPerToken: later.length ? later[later.length >> 1] : out.stepMs[0],
-      ...(bgCache ? {bindGroupCache: bgCache.stats()} : {}),
+      ...(bgCache ? {bindGroupCache: bgCache.stats(), bindGroupCacheReuse: reuseResult(reuseSnapshots, bgCache)} : {}),
     };
   } finally {
     bgCache?.uninstall();

@@ -3,8 +3,8 @@ the templates in reports/templates/ render them). Each module has ``numbers(tabl
 dict | None`` (None: the run has nothing for that section); :data:`WORKLOAD_NUMBERS` lists them
 by section id in report order."""
 
-from harness.stats.workloads import (cycles, dispatch_overhead, gc_retention, memory, onnxruntime, retention,
-                                     sync_latency, upload)
+from harness.stats.workloads import (buffers, cache_working_set, cycles, dispatch_overhead, failures, gc_retention,
+                                     memory, onnxruntime, remedies, retention, sync_latency, upload)
 
 #: section id → numbers function (tables, RunStats) -> dict | None
 WORKLOAD_NUMBERS = (
@@ -14,8 +14,12 @@ WORKLOAD_NUMBERS = (
     ("upload", upload.numbers),
     ("retention", retention.numbers),
     ("onnxruntime", onnxruntime.numbers),
+    ("remedies", remedies.numbers),
+    ("cache-working-set", cache_working_set.numbers),
     ("gc-retention", gc_retention.numbers),
     ("memory", memory.numbers),
+    ("buffers", buffers.numbers),
+    ("failures", failures.numbers),
 )
 
 

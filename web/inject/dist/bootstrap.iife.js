@@ -45,7 +45,31 @@ var WebGPUHarnessInject = (() => {
       { "name": "beginComputePass", "column": "begin_compute_pass", "unit": "calls", "metric": "compute_passes_per_token", "what": "GPUCommandEncoder.beginComputePass calls" },
       { "name": "copyBufferToBuffer", "column": "copy_buffer_to_buffer", "unit": "calls", "metric": null, "what": "GPUCommandEncoder.copyBufferToBuffer calls" },
       { "name": "onSubmittedWorkDone", "column": "on_submitted_work_done", "unit": "calls", "metric": null, "what": "GPUQueue.onSubmittedWorkDone calls" },
-      { "name": "createBufferBytes", "column": "create_buffer_bytes", "unit": "bytes", "metric": "create_buffer_bytes_per_token", "what": "bytes asked of GPUDevice.createBuffer (descriptor.size; creations that then fail validation included)" }
+      { "name": "createBufferBytes", "column": "create_buffer_bytes", "unit": "bytes", "metric": "create_buffer_bytes_per_token", "what": "bytes asked of GPUDevice.createBuffer (descriptor.size; creations that then fail validation included)" },
+      { "name": "setBindGroup", "column": "set_bind_group", "unit": "calls", "metric": null, "what": "setBindGroup calls on compute passes, render passes and render bundle encoders" },
+      { "name": "setBindGroupDynamicOffsets", "column": "set_bind_group_dynamic_offsets", "unit": "calls", "metric": null, "what": "setBindGroup calls that pass at least one dynamic offset" },
+      { "name": "setImmediates", "column": "set_immediates", "unit": "calls", "metric": null, "what": "setImmediates calls on compute passes, render passes and render bundle encoders" },
+      { "name": "setImmediatesBytes", "column": "set_immediates_bytes", "unit": "bytes", "metric": null, "what": "bytes passed to setImmediates" },
+      { "name": "createBufferBytesMapRead", "column": "create_buffer_bytes_map_read", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has MAP_READ (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesMapWrite", "column": "create_buffer_bytes_map_write", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has MAP_WRITE (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesCopySrc", "column": "create_buffer_bytes_copy_src", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has COPY_SRC (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesCopyDst", "column": "create_buffer_bytes_copy_dst", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has COPY_DST (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesIndex", "column": "create_buffer_bytes_index", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has INDEX (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesVertex", "column": "create_buffer_bytes_vertex", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has VERTEX (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesUniform", "column": "create_buffer_bytes_uniform", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has UNIFORM (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesStorage", "column": "create_buffer_bytes_storage", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has STORAGE (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesIndirect", "column": "create_buffer_bytes_indirect", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has INDIRECT (a buffer counts under each of its usage flags)" },
+      { "name": "createBufferBytesQueryResolve", "column": "create_buffer_bytes_query_resolve", "unit": "bytes", "metric": null, "what": "bytes asked of GPUDevice.createBuffer for buffers whose usage has QUERY_RESOLVE (a buffer counts under each of its usage flags)" },
+      { "name": "beginRenderPass", "column": "begin_render_pass", "unit": "calls", "metric": null, "what": "GPUCommandEncoder.beginRenderPass calls" },
+      { "name": "draw", "column": "draw", "unit": "calls", "metric": null, "what": "draw calls on render passes and render bundle encoders" },
+      { "name": "drawIndexed", "column": "draw_indexed", "unit": "calls", "metric": null, "what": "drawIndexed calls on render passes and render bundle encoders" },
+      { "name": "drawIndirect", "column": "draw_indirect", "unit": "calls", "metric": null, "what": "drawIndirect calls on render passes and render bundle encoders" },
+      { "name": "drawIndexedIndirect", "column": "draw_indexed_indirect", "unit": "calls", "metric": null, "what": "drawIndexedIndirect calls on render passes and render bundle encoders" },
+      { "name": "createRenderPipeline", "column": "create_render_pipeline", "unit": "calls", "metric": null, "what": "GPUDevice.createRenderPipeline calls" },
+      { "name": "createRenderPipelineAsync", "column": "create_render_pipeline_async", "unit": "calls", "metric": null, "what": "GPUDevice.createRenderPipelineAsync calls" },
+      { "name": "uncapturedErrors", "column": "uncaptured_errors", "unit": "errors", "metric": null, "what": "uncapturederror events of the realm's GPUDevices (errors no error scope caught), counted when delivered" },
+      { "name": "uncapturedOutOfMemoryErrors", "column": "uncaptured_out_of_memory_errors", "unit": "errors", "metric": null, "what": "of those, GPUOutOfMemoryError" },
+      { "name": "uncapturedValidationErrors", "column": "uncaptured_validation_errors", "unit": "errors", "metric": null, "what": "of those, GPUValidationError" }
     ]
   );
   var LIVE = (
@@ -70,6 +94,53 @@ var WebGPUHarnessInject = (() => {
   var counts = Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0]));
   var timing = { lastSubmitEndMs: null };
   var hooks = { createBindGroup: [], createBuffer: [], bufferDestroy: [], deviceDestroy: [] };
+  var USAGE_COUNTERS = [
+    [1, "createBufferBytesMapRead"],
+    [2, "createBufferBytesMapWrite"],
+    [4, "createBufferBytesCopySrc"],
+    [8, "createBufferBytesCopyDst"],
+    [16, "createBufferBytesIndex"],
+    [32, "createBufferBytesVertex"],
+    [64, "createBufferBytesUniform"],
+    [128, "createBufferBytesStorage"],
+    [256, "createBufferBytesIndirect"],
+    [512, "createBufferBytesQueryResolve"]
+  ];
+  var MAX_BUFFER_GROUPS = 32;
+  var MAX_LABEL_CHARS = 100;
+  var createdBuffers = /* @__PURE__ */ new Map();
+  function recordCreatedBuffer(descriptor) {
+    const size = Number(descriptor?.size ?? 0) || 0;
+    const usage = Number(descriptor?.usage ?? 0) >>> 0;
+    for (const [flag, name] of USAGE_COUNTERS) if (usage & flag) counts[name] += size;
+    const label = String(descriptor?.label ?? "").slice(0, MAX_LABEL_CHARS);
+    const key = `${usage}|${label}`;
+    let g = createdBuffers.get(key);
+    if (!g) {
+      if (createdBuffers.size > 4 * MAX_BUFFER_GROUPS) {
+        g = createdBuffers.get("0|(other)") ?? { label: "(other)", usage: 0, buffers: 0, bytes: 0 };
+        createdBuffers.set("0|(other)", g);
+      } else {
+        g = { label, usage, buffers: 0, bytes: 0 };
+        createdBuffers.set(key, g);
+      }
+    }
+    g.buffers += 1;
+    g.bytes += size;
+  }
+  function takeCreatedBuffers() {
+    const groups = [...createdBuffers.values()].sort((a, b) => b.bytes - a.bytes || b.buffers - a.buffers);
+    createdBuffers = /* @__PURE__ */ new Map();
+    if (groups.length <= MAX_BUFFER_GROUPS) return groups;
+    const kept = groups.filter((g) => g.label !== "(other)" || g.usage !== 0).slice(0, MAX_BUFFER_GROUPS - 1);
+    const other = { label: "(other)", usage: 0, buffers: 0, bytes: 0 };
+    for (const g of groups) {
+      if (kept.includes(g)) continue;
+      other.buffers += g.buffers;
+      other.bytes += g.bytes;
+    }
+    return [...kept, other];
+  }
   function onCreate(kind, fn) {
     hooks[kind].push(fn);
   }
@@ -106,10 +177,13 @@ var WebGPUHarnessInject = (() => {
     const createBufferHooks = runHooks("createBuffer");
     add("GPUDevice", "createBuffer", "createBuffer", (buf, args, device) => {
       counts.createBufferBytes += Number(args[0]?.size ?? 0) || 0;
+      recordCreatedBuffer(args[0]);
       createBufferHooks(buf, args, device);
     });
     add("GPUDevice", "createComputePipeline", "createComputePipeline");
     add("GPUDevice", "createComputePipelineAsync", "createComputePipelineAsync");
+    add("GPUDevice", "createRenderPipeline", "createRenderPipeline");
+    add("GPUDevice", "createRenderPipelineAsync", "createRenderPipelineAsync");
     add("GPUDevice", "createShaderModule", "createShaderModule");
     add("GPUDevice", "createCommandEncoder", "createCommandEncoder");
     add("GPUComputePassEncoder", "dispatchWorkgroups", "dispatchWorkgroups");
@@ -118,8 +192,39 @@ var WebGPUHarnessInject = (() => {
     add("GPUBuffer", "destroy", "bufferDestroy", runHooks("bufferDestroy"));
     add("GPUDevice", "destroy", null, runHooks("deviceDestroy"));
     add("GPUCommandEncoder", "beginComputePass", "beginComputePass");
+    add("GPUCommandEncoder", "beginRenderPass", "beginRenderPass");
+    const dynamicOffsets = (_r, args) => {
+      const n = args.length >= 5 ? Number(args[4]) : args[2]?.length ?? 0;
+      if (n > 0) counts.setBindGroupDynamicOffsets += 1;
+    };
+    const immediateBytes = (_r, args) => {
+      counts.setImmediatesBytes += byteLengthOf(args[1], args[2], args[3]);
+    };
+    for (const iface of ["GPUComputePassEncoder", "GPURenderPassEncoder", "GPURenderBundleEncoder"]) {
+      add(iface, "setBindGroup", "setBindGroup", dynamicOffsets);
+      add(iface, "setImmediates", "setImmediates", immediateBytes);
+    }
+    for (const iface of ["GPURenderPassEncoder", "GPURenderBundleEncoder"]) {
+      for (const method of ["draw", "drawIndexed", "drawIndirect", "drawIndexedIndirect"]) add(iface, method, method);
+    }
     add("GPUCommandEncoder", "copyBufferToBuffer", "copyBufferToBuffer");
     add("GPUQueue", "onSubmittedWorkDone", "onSubmittedWorkDone");
+    const errorClass = (name) => typeof scope[name] === "function" ? scope[name] : null;
+    add("GPUAdapter", "requestDevice", null, (promise) => {
+      Promise.resolve(promise).then((device) => {
+        device?.addEventListener?.("uncapturederror", (e) => {
+          counts.uncapturedErrors += 1;
+          const err = e.error;
+          const is = (name) => {
+            const C = errorClass(name);
+            return C ? err instanceof C : err?.constructor?.name === name;
+          };
+          if (is("GPUOutOfMemoryError")) counts.uncapturedOutOfMemoryErrors += 1;
+          else if (is("GPUValidationError")) counts.uncapturedValidationErrors += 1;
+        });
+      }, () => {
+      });
+    });
     add("GPUQueue", "submit", "submit", (_r, args) => {
       counts.commandBuffersSubmitted += args[0]?.length ?? 0;
       timing.lastSubmitEndMs = performance.now();
@@ -802,6 +907,14 @@ var WebGPUHarnessInject = (() => {
     // (buffer, encoder) pair, charged to the buffer until destroy() or its collection.
     bufferRecordsEncoders: "webkit-buffer-records-encoders: Buffer.h m_commandEncoders kept until destroy() (before the Dec 2025 fix)"
   });
+  var FAILURE_MODELS = Object.freeze({
+    // memory-budget.js, atMemoryBudget 'out-of-memory'
+    outOfMemory: "out-of-memory-at-budget (a model): createBuffer that would take the modeled bytes past memoryBudgetBytes generates a GPUOutOfMemoryError (error scope or uncapturederror) and returns an invalid buffer; the device and page live on (WebGPU spec, createBuffer: a failed allocation generates an out-of-memory error and the buffer is invalid)",
+    // resources.js createBindGroup (always on: spec validation, set the limit with limits.maxStorageBufferBindingSize)
+    bindingSize: "binding-size-validation: createBindGroup rejects a storage binding larger than maxStorageBufferBindingSize (a uniform one larger than maxUniformBufferBindingSize) with a GPUValidationError and an invalid bind group (WebGPU spec, createBindGroup validation)",
+    // commands.js GPUComputePassEncoder.setImmediates
+    immediates: "immediates (a model): setImmediates is validated (4-byte alignment, within maxImmediateSize) and counted; no shader runs, so nothing reads it (WebGPU spec setImmediates; Chrome 149–150)"
+  });
   function resolveModel(options = {}) {
     const argumentBytes = {
       buffer: 8,
@@ -834,7 +947,12 @@ var WebGPUHarnessInject = (() => {
       // bytes per (buffer, encoder) record: one 8-byte pointer in a hash set at ≤ 50% load; an
       // assumption (WebKit publishes no figure), settable
       encoderRecordBytes,
-      webkitModels: Object.freeze(Object.keys(WEBKIT_MODELS).filter((k) => options[k]).map((k) => WEBKIT_MODELS[k]))
+      webkitModels: Object.freeze(Object.keys(WEBKIT_MODELS).filter((k) => options[k]).map((k) => WEBKIT_MODELS[k])),
+      failureModels: Object.freeze([
+        FAILURE_MODELS.bindingSize,
+        FAILURE_MODELS.immediates,
+        ...options.atMemoryBudget === "out-of-memory" && options.memoryBudgetBytes > 0 ? [FAILURE_MODELS.outOfMemory] : []
+      ])
     });
   }
   function encodedLengths(model, entries) {
@@ -874,6 +992,10 @@ var WebGPUHarnessInject = (() => {
       this.commandBuffersInFlight = 0;
       this.bindGroupRefsHeldByWork = 0;
       this.errorsGenerated = 0;
+      this.outOfMemoryErrors = 0;
+      this.commandBuffersRejected = 0;
+      this.dispatchesDropped = 0;
+      this.immediatesSet = 0;
     }
     bindGroupAllocated(bytes) {
       this.bindGroupsCreated++;
@@ -925,10 +1047,15 @@ var WebGPUHarnessInject = (() => {
         submits: this.submits,
         commandBuffersInFlight: this.commandBuffersInFlight,
         errorsGenerated: this.errorsGenerated,
+        outOfMemoryErrors: this.outOfMemoryErrors,
+        commandBuffersRejected: this.commandBuffersRejected,
+        dispatchesDropped: this.dispatchesDropped,
+        immediatesSet: this.immediatesSet,
         model: {
           ...this.model,
           argumentBytes: { ...this.model.argumentBytes },
           webkitModels: [...this.model.webkitModels],
+          failureModels: [...this.model.failureModels],
           bytesPerComputeOnlyBindGroup: bindGroupBytes(this.model, { vertex: 0, fragment: 0, compute: this.model.argumentBytes.buffer })
         }
       };
@@ -1159,6 +1286,10 @@ var WebGPUHarnessInject = (() => {
     if (error) {
       n.valid = false;
       validationError(dev, `${where}: ${error}`);
+    } else if (!dev.lost && dev.budget?.refuses(dev, size)) {
+      n.valid = false;
+      dev.ledger.outOfMemoryErrors++;
+      generateError(dev, "out-of-memory", `${where}: out of memory: ${size} bytes${desc.label ? ` for '${desc.label}'` : ""} would take the page's modeled bytes past memoryBudgetBytes ${dev.budget.budgetBytes} (webgpu-emulated model)`);
     } else if (!dev.lost) {
       n.charged = size;
       dev.ledger.bufferAllocated(size);
@@ -1810,6 +1941,7 @@ var WebGPUHarnessInject = (() => {
       const cb = makeNative("commandBuffer", dev, descriptor?.label);
       cb.list = null;
       cb.submitted = false;
+      cb.dispatchCalls = enc.dispatchCalls;
       let error = null;
       if (enc.state === "ended") error = "the command encoder is already finished";
       else if (enc.state === "locked") error = "a pass is still open (end() was not called)";
@@ -1843,6 +1975,7 @@ var WebGPUHarnessInject = (() => {
     enc.state = "open";
     enc.error = null;
     enc.debugDepth = 0;
+    enc.dispatchCalls = 0;
     enc.list = newList(dev);
     enc.token = {};
     const w = new GPUCommandEncoder(CONSTRUCT, enc);
@@ -1929,11 +2062,44 @@ var WebGPUHarnessInject = (() => {
       if (dev.options.retainWrappersUntilDone && !enc.list.released) enc.list.wrappers.push(bindGroup);
       if (pass.retained) pass.retained.add(bindGroup);
     }
+    /**
+     * Modeled immediates (WebGPU spec "setImmediates", shipped in Chrome 149–150; references.md,
+     * "Remedies engines chose"): checked and recorded, never read (no shader runs here). The data
+     * range is in elements for a TypedArray, in bytes otherwise, as writeBuffer's; a range outside
+     * `data` throws OperationError; an offset or size not a multiple of 4, or past the device's
+     * maxImmediateSize, invalidates the encoder.
+     */
+    setImmediates(rangeOffset, data, dataOffset = 0, size = void 0) {
+      const pass = native(this, "computePass");
+      rangeOffset = toSize(rangeOffset, "setImmediates rangeOffset", 4294967295);
+      const view = ArrayBuffer.isView(data) && !(data instanceof DataView);
+      const elem = view ? data.BYTES_PER_ELEMENT : 1;
+      const total = (view ? data.length : data?.byteLength) ?? NaN;
+      if (!Number.isFinite(total)) throw new TypeError("setImmediates: data is not a BufferSource");
+      dataOffset = toSize(dataOffset, "setImmediates dataOffset");
+      const count = size === void 0 ? total - dataOffset : toSize(size, "setImmediates size");
+      if (dataOffset > total || dataOffset + count > total) {
+        throw domException("OperationError", `setImmediates: range [${dataOffset}, ${dataOffset + count}) exceeds the data (${total})`);
+      }
+      const bytes = count * elem;
+      if (!passUsable(pass, "setImmediates")) return;
+      const max = pass.device.limits.maxImmediateSize ?? 0;
+      if (rangeOffset % 4 || bytes % 4) {
+        encoderError(pass.encoder, `setImmediates: offset ${rangeOffset} or size ${bytes} is not a multiple of 4`);
+        return;
+      }
+      if (rangeOffset + bytes > max) {
+        encoderError(pass.encoder, `setImmediates: [${rangeOffset}, ${rangeOffset + bytes}) exceeds maxImmediateSize ${max}`);
+        return;
+      }
+      pass.device.ledger.immediatesSet++;
+    }
     dispatchWorkgroups(x, y = 1, z = 1) {
       const pass = native(this, "computePass");
       x = toSize(x, "dispatchWorkgroups x", 4294967295);
       y = toSize(y, "dispatchWorkgroups y", 4294967295);
       z = toSize(z, "dispatchWorkgroups z", 4294967295);
+      pass.encoder.dispatchCalls++;
       if (!passUsable(pass, "dispatchWorkgroups")) return;
       const max = pass.device.limits.maxComputeWorkgroupsPerDimension;
       if (x > max || y > max || z > max) {
@@ -1946,6 +2112,7 @@ var WebGPUHarnessInject = (() => {
       const pass = native(this, "computePass");
       const b = arg(indirectBuffer, "buffer", "dispatchWorkgroupsIndirect: indirectBuffer");
       indirectOffset = toSize(indirectOffset, "dispatchWorkgroupsIndirect indirectOffset");
+      pass.encoder.dispatchCalls++;
       if (!passUsable(pass, "dispatchWorkgroupsIndirect")) return;
       let error = null;
       if (!b.valid) error = "indirect buffer is invalid";
@@ -2123,6 +2290,8 @@ var WebGPUHarnessInject = (() => {
       for (const cb of cbs) cb.list = null;
       if (error) {
         for (const list of lists) releaseList(list);
+        dev.ledger.commandBuffersRejected += cbs.length;
+        for (const cb of cbs) dev.ledger.dispatchesDropped += cb.dispatchCalls ?? 0;
         validationError(dev, `submit: ${error}`);
         return;
       }
@@ -2205,7 +2374,7 @@ var WebGPUHarnessInject = (() => {
   }
 
   // web/emulation/memory-budget.js
-  var AT_MEMORY_BUDGET = Object.freeze(["lose-device", "kill-page"]);
+  var AT_MEMORY_BUDGET = Object.freeze(["lose-device", "kill-page", "out-of-memory"]);
   var MemoryBudget = class _MemoryBudget {
     /**
      * @param {object} options installEmulatedWebGPU options (memoryBudgetBytes, atMemoryBudget, onKillPage)
@@ -2245,7 +2414,25 @@ var WebGPUHarnessInject = (() => {
      * is lost ('lose-device'), or the page is killed ('kill-page': throws an Error whose name is
      * 'EmulatedPageKilled' out of the allocating call).
      */
+    /**
+     * 'out-of-memory' only: would allocating `bytes` more take the page's modeled bytes past the
+     * budget? Then the allocation is refused (createBuffer, resources.js): the refusal is
+     * recorded as a trip and true is returned; the caller generates the GPUOutOfMemoryError.
+     */
+    refuses(dev, bytes) {
+      if (this.atBudget !== "out-of-memory") return false;
+      const modeled = this.modeledBytes();
+      if (modeled + bytes <= this.budgetBytes) return false;
+      this.trips.push({
+        modeledBytes: modeled,
+        budgetBytes: this.budgetBytes,
+        atBudget: this.atBudget,
+        message: `createBuffer of ${bytes} bytes refused on ${dev.label || "a device"}`
+      });
+      return true;
+    }
     charged(dev) {
+      if (this.atBudget === "out-of-memory") return;
       if (this.killed) throw pageKilledError("the page was already killed at its memory budget");
       const modeled = this.modeledBytes();
       if (modeled <= this.budgetBytes) return;
@@ -2801,6 +2988,7 @@ var WebGPUHarnessInject = (() => {
       this.before = snapshot();
       this.t0 = now();
       timing.lastSubmitEndMs = null;
+      takeCreatedBuffers();
     }
     /** End the open step now and open the next one. Returns the sample posted. */
     boundary(trigger) {
@@ -2816,7 +3004,8 @@ var WebGPUHarnessInject = (() => {
         wall_ms: t1 - this.t0,
         counters: deltas,
         live: liveSnapshot(),
-        extra: { step_on: this.stepOn.spec, trigger }
+        extra: { step_on: this.stepOn.spec, trigger },
+        created_buffers: takeCreatedBuffers()
       };
       if (this.emulationStats) sample.emulation = this.emulationStats();
       this.step += 1;
@@ -3101,9 +3290,19 @@ var WebGPUHarnessInject = (() => {
     const finalizationRegistry = counting ? installLiveObjects() : false;
     const stepOn = parseStepOn(config.stepOn ?? "mapAsync");
     const stats = emulation ? () => {
-      const out = { modeled_native_bytes: 0, native_bind_groups_live: 0, native_bind_groups_released: 0 };
+      const out = {
+        modeled_native_bytes: 0,
+        native_bind_groups_live: 0,
+        native_bind_groups_released: 0,
+        out_of_memory_errors: 0,
+        command_buffers_rejected: 0,
+        dispatches_dropped: 0
+      };
       for (const d of devices) {
         const s = emulationStats(d);
+        out.out_of_memory_errors += s.outOfMemoryErrors ?? 0;
+        out.command_buffers_rejected += s.commandBuffersRejected ?? 0;
+        out.dispatches_dropped += s.dispatchesDropped ?? 0;
         out.modeled_native_bytes += s.modeledNativeBytes;
         out.native_bind_groups_live += s.bindGroupsLive;
         out.native_bind_groups_released += s.bindGroupsCollected;
