@@ -60,7 +60,7 @@ def test_summary_and_report_show_draws_not_zero_dispatches(render_run):
     assert row["pipelines_created"] == 2 and row["write_buffer_bytes_per_token"] == 16
     html = (render_run.dir / "report.html").read_text()
     assert "draws / token" in html and "render passes / token" in html
-    assert "draws/tok" in render_run.cli.stdout
+    assert "draws/step" in render_run.cli.stdout
 
 
 def test_buffers_by_label_and_usage(render_run):
