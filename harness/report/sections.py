@@ -170,7 +170,8 @@ def cells_context(analysis, names: Names) -> dict | None:
                 cols.insert(6, ("collection events", "gc_events", "number"))
             if _any_positive(grp, "draws_per_token") or _any_positive(grp, "render_passes_per_token"):
                 # an app that renders: its draws, not "0 dispatches" with nothing else
-                cols[3:3] = RENDER_COLUMNS
+                per = "step" if workload == "app" else "token"
+                cols[3:3] = [(label.replace("/ token", f"/ {per}"), key, kind) for label, key, kind in RENDER_COLUMNS]
         rows = []
         for _, r in grp.iterrows():
             row = r.to_dict()

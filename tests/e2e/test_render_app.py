@@ -59,7 +59,7 @@ def test_summary_and_report_show_draws_not_zero_dispatches(render_run):
     assert row["render_passes_per_token"] == 1 and row["set_bind_groups_per_token"] == 2
     assert row["pipelines_created"] == 2 and row["write_buffer_bytes_per_token"] == 16
     html = (render_run.dir / "report.html").read_text()
-    assert "draws / token" in html and "render passes / token" in html
+    assert "draws / step" in html and "render passes / step" in html
     assert "draws/step" in render_run.cli.stdout
 
 
