@@ -17,9 +17,10 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from harness.workloads import ParameterError, Workload, WorkloadError, discover
+if TYPE_CHECKING:  # harness/workloads.py (pydantic) is imported where a check needs it
+    from harness.workloads import Workload
 
 
 class PlanError(ValueError):
@@ -110,6 +111,8 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
     """Validate workload, variant and profile names against the built-in workloads and those of
     ``workloads_dirs`` (``--workloads-dir``; default ``$WEBGPU_HARNESS_WORKLOADS``). Returns
     ``(workloads, variants by workload, profile by workload)``. Raises :class:`PlanError`."""
+    from harness.workloads import WorkloadError, discover
+
     try:
         all_wl = discover(workloads_dirs)
     except WorkloadError as exc:
@@ -153,6 +156,8 @@ def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str,
     A key applies to every selected workload that declares it; a key no selected workload
     declares, a reserved key, or a value outside its declaration raises :class:`PlanError`
     naming the valid keys or values."""
+    from harness.workloads import ParameterError
+
     out: dict[str, dict[str, Any]] = {wl.name: {} for wl in wls}
     for key, text in raw.items():
         if key in RESERVED_PARAMS:
