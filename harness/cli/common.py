@@ -54,15 +54,17 @@ def require_measure_extra() -> None:
              "pip install 'webgpu-harness[measure]'")
 
 
-def bad_input_errors() -> tuple[type[Exception], ...]:
-    """Exceptions that mean bad input (each with a one-line message)."""
-    from harness.plan import PlanError
-    from harness.store.merge import MergeError
-    from harness.store.runfolder import RunFolderError
-    from harness.verdicts.budgets import BudgetError
-    from harness.verdicts.compare import NoCommonCells
+#: Exceptions that mean bad input (each with a one-line message): (module, class name).
+BAD_INPUT_ERRORS = (("harness.plan", "PlanError"), ("harness.verdicts.budgets", "BudgetError"),
+                    ("harness.store.runfolder", "RunFolderError"), ("harness.store.merge", "MergeError"),
+                    ("harness.verdicts.compare", "NoCommonCells"))
 
-    return PlanError, BudgetError, RunFolderError, MergeError, NoCommonCells
+
+def bad_input_errors() -> tuple[type[Exception], ...]:
+    """The classes of :data:`BAD_INPUT_ERRORS` whose modules are imported: one that is not
+    cannot have raised, and importing it here would load what it imports (harness/verdicts/
+    compare.py: pandas and scipy) before bad input is answered."""
+    return tuple(getattr(sys.modules[m], name) for m, name in BAD_INPUT_ERRORS if m in sys.modules)
 
 
 @contextmanager

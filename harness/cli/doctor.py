@@ -27,14 +27,13 @@ def doctor(
 ):
     """List browsers, drivers and WebGPU adapters found, the workloads, and how to install what is missing."""
     require_measure_extra()
-    from harness import locations, npm
-    from harness.drive import doctor_platform
-    from harness.drive.doctor import native_adapters, probe_adapter
-
     try:
         wls = discover(workloads_dir)
     except WorkloadError as exc:  # a bad folder: one line, exit 2, before any browser starts
         fail(str(exc))
+    from harness import locations, npm
+    from harness.drive import doctor_platform
+    from harness.drive.doctor import native_adapters, probe_adapter
 
     table = Table(title="webgpu-harness doctor")
     for col in ("browser", "found", "driven by", "version", "WebGPU adapter", "how to fix"):

@@ -34,8 +34,7 @@ def native(
     append: bool = typer.Option(False, "--append", help="Add the native cells to the run already in --output (e.g. a browser run), for one report."),
 ):
     """Run the dispatch-overhead methods outside the browser (wgpu-py → wgpu-native)."""
-    from harness.native.bench import OptionError, parse_options
-    from harness.native.run import run_cells, summary_rows
+    from harness.native.options import OptionError, parse_options
     from harness.store.runfolder import RunFolder
 
     try:
@@ -54,6 +53,8 @@ def native(
         fail(f"{run_dir} already holds a run; pass --append to add native cells to it, or choose another --output")
     except OSError as exc:  # under a file, no permission: one line, exit 2
         fail(f"--output {run_dir}: {exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""))
+    from harness.native.run import run_cells, summary_rows  # valid input only: numpy, wgpu
+
     try:
         cells = run_cells(o, folder, adapter, progress=lambda m: console.print(m, highlight=False))
     finally:

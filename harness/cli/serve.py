@@ -95,10 +95,6 @@ def serve(
 ):
     """Serve the workloads for a browser you open yourself; samples are still recorded."""
     require_measure_extra()
-    from harness.drive.runner import Runner, cell_config
-    from harness.serve import access
-    from harness.serve.app import ServerThread, create_app, default_roots
-
     with bad_input():
         P.check_range(tokens, 1, 100_000, "--tokens")
         port, tls_files = reach_plan.check_serving(host, port, public_url, https, cert, key)
@@ -110,6 +106,10 @@ def serve(
         extra_roots = P.engine_params(wls, profiles, params, None, None, ort_dist)
         extra_roots.update(served_roots(wls))
         run_dir = P.check_new_run_dir(output or timestamped(runs_dir(), "-serve"))
+    from harness.drive.runner import Runner, cell_config  # valid input only: the server and the drivers
+    from harness.serve import access
+    from harness.serve.app import ServerThread, create_app, default_roots
+
     plan = P.RunPlan(browsers=[label], workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
                      workload_params=params, extra_roots=extra_roots)
     runner = Runner(plan, run_dir, argv=sys.argv)

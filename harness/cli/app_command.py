@@ -116,7 +116,6 @@ def app(
 ):
     """Measure your own web app, unchanged: probes injected into its page and every worker it starts."""
     require_measure_extra()
-    from harness.drive.app_runner import AppRunner
     from harness.verdicts import budgets as B
 
     sigterm_as_interrupt()
@@ -132,6 +131,8 @@ def app(
             start_timeout=start_timeout, action_timeout=action_timeout, actions=given, script=script,
             repeat=repeat, output=output, headed=headed, browser_path=browser_path, browser_arg=browser_arg,
             without_flag=without_flag, memory_interval_ms=memory_interval_ms, memory_budget=memory_budget)
+    from harness.drive.app_runner import AppRunner  # valid input only: it imports the server and the drivers
+
     runner = AppRunner(plan, run_dir, argv=sys.argv)
     try:
         cells = execute(plan, run_dir, runner=runner)
