@@ -61,8 +61,8 @@ def build_plan(*, urls, browser, inject, step_on, webgpu, emulation_option, step
         check_step_on(step_on)
     except ValueError as exc:
         raise P.PlanError(str(exc)) from None
-    if webgpu not in ("auto", "real", "emulated"):
-        raise P.PlanError(f"unknown --webgpu {webgpu!r} (valid: auto, real, emulated)")
+    if webgpu not in P.WEBGPU_MODES:
+        raise P.PlanError(f"unknown --webgpu {webgpu!r} (valid: {', '.join(P.WEBGPU_MODES)})")
     if steps is not None:
         P.check_range(steps, 1, 10_000_000, "--steps")
     A.check_positive(duration, "--duration")
@@ -118,7 +118,6 @@ def app(
     require_measure_extra()
     from harness.verdicts import budgets as B
 
-    sigterm_as_interrupt()
     given = ctx.meta.get(ACTIONS_KEY)
     if given is None:  # called without AppCommand's parse (in-process): the options' own order
         given = [(o, v) for name, o in _ACTION_PARAMS.items()
@@ -131,6 +130,7 @@ def app(
             start_timeout=start_timeout, action_timeout=action_timeout, actions=given, script=script,
             repeat=repeat, output=output, headed=headed, browser_path=browser_path, browser_arg=browser_arg,
             without_flag=without_flag, memory_interval_ms=memory_interval_ms, memory_budget=memory_budget)
+    sigterm_as_interrupt()  # from here on something runs: Ctrl-C and SIGTERM end it with a report
     from harness.drive.app_runner import AppRunner  # valid input only: it imports the server and the drivers
 
     runner = AppRunner(plan, run_dir, argv=sys.argv)
