@@ -20,7 +20,8 @@ from typer.core import TyperCommand
 
 from harness import app_plan as A
 from harness import plan as P
-from harness.cli.common import bad_input, err, exit_on_outcome, finish, require_measure_extra, runs_dir, timestamped
+from harness.cli.common import (bad_input, err, exit_on_outcome, finish, output_default, require_measure_extra, runs_dir,
+                                 timestamped)
 from harness.cli.run import execute, sigterm_as_interrupt
 from harness.drive.registry import BROWSERS
 
@@ -104,7 +105,7 @@ def app(
     fill: Optional[List[str]] = typer.Option(None, "--fill", help="Type into a field: SELECTOR=TEXT (repeatable, in order)."),
     script: Optional[Path] = typer.Option(None, "--script", help="A Python file defining drive(page), called after the actions with the driver's page object (a Playwright Page; the Selenium WebDriver for WebKitGTK and Safari)."),
     repeat: int = typer.Option(1, "--repeat", help="Repetitions of every cell (fresh browser context each)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. Default: <timestamp>/ under $WEBGPU_HARNESS_RUNS, else a clone's reports/runs/, else ./webgpu-harness-runs/."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. " + output_default()),
     headed: bool = typer.Option(False, "--headed", help="Show the browser window (needs a display)."),
     browser_path: Optional[str] = typer.Option(None, "--browser-path", help="Browser executable to launch instead of the one found."),
     browser_arg: Optional[List[str]] = typer.Option(None, "--browser-arg", help="Extra browser command-line flag (repeatable)."),

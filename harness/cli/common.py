@@ -28,6 +28,23 @@ err = Console(stderr=True)
 #: $WEBGPU_HARNESS_RUNS); ``compare_dir()`` for comparisons. Both from harness/locations.py.
 
 
+def output_default(suffix: str = "", comparison: bool = False) -> str:
+    """``--output``'s default for --help, true for this install and current folder: the folder a
+    new run (``comparison``: comparison) goes to now, and why there (harness/locations.py)."""
+    import os
+
+    from harness import locations
+
+    base = compare_dir() if comparison else runs_dir()
+    if os.environ.get(locations.RUNS_ENV):
+        why = f"${locations.RUNS_ENV}"
+    elif locations.clone_root() is not None:
+        why = f"in this clone; ${locations.RUNS_ENV} moves it"
+    else:
+        why = f"./{locations.RUNS_FOLDER_NAME}/ of the current folder; ${locations.RUNS_ENV} moves it"
+    return f"Default: {base}/<YYYYmmdd-HHMMSS>{suffix}/ ({why})."
+
+
 def say(message: str) -> None:
     """Print one plain line (no rich markup: reasons hold [brackets])."""
     console.print(message, highlight=False, markup=False, emoji=False, soft_wrap=True)

@@ -10,15 +10,15 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import (bad_input, compare_dir, console, print_budgets, print_comparison, timestamped,
-                                update_index)
+from harness.cli.common import (bad_input, compare_dir, console, output_default, print_budgets, print_comparison,
+                                timestamped, update_index)
 from harness.stats.metrics import DEFAULT_WARMUP
 
 
 def compare(
     run_a: Path = typer.Argument(..., help="Baseline run folder (A)."),
     run_b: Path = typer.Argument(..., help="Run folder to compare with it (B)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for compare.html/json. Default: reports/compare/<timestamp>/."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for compare.html/json. " + output_default(comparison=True)),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="Budget line or .toml file (repeatable), checked on B; `baseline` names A's same cell. See README, Budgets."),
     warmup: int = typer.Option(DEFAULT_WARMUP, "--warmup", help="Tokens at the start of each cell left out of per-token statistics."),
 ):

@@ -12,10 +12,11 @@ from typing import Optional
 import typer
 
 from harness.cli.common import bad_input, say
+from harness.locations import index_file, runs_dir
 
 
 def index(
-    root: Optional[Path] = typer.Argument(None, help="Reports root holding runs/ (and compare/). Default: where runs go (a clone's reports/)."),
+    root: Optional[Path] = typer.Argument(None, help=f"Reports root holding runs/ (and compare/): writes ROOT/index.html. Default: {index_file()}, the index of {runs_dir()}."),
 ):
     """Rebuild the run index (index.html): every run with its headline numbers, and trends across runs."""
     from harness.plan import PlanError

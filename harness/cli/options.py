@@ -17,6 +17,8 @@ from typing import List, Optional
 import typer
 
 from harness.engines import PINNED_ORT
+from harness.locations import web_dir, workloads_dir
+from harness.npm import places
 
 WORKLOAD = typer.Option(None, "--workload", "-w", help="Workload(s), comma-separated or repeated: the built-in ones (`webgpu-harness doctor` lists them) and those of --workloads-dir. Default: the default suite (decode-loop).")
 VARIANT = typer.Option(None, "--variant", "-v", help="Variant(s) of the workload. Default: the manifest's default variants (decode-loop: fresh, reuse).")
@@ -29,11 +31,11 @@ NO_PROBES = typer.Option(False, "--no-probes", help="Don't wrap WebGPU calls (ti
 WEBGPU = typer.Option("auto", "--webgpu", help="auto: the browser's WebGPU, emulated where it has none (WebKitGTK); real: never emulate (no WebGPU → skipped); emulated: always the JS emulation (modeled native memory).")
 EMULATION_BYTES_PER_STAGE = typer.Option(None, "--emulation-bytes-per-stage", help="Emulated WebGPU: modeled native bytes per shader stage with bindings, at least (default: the emulation's, one 16 KiB page; WebKit BindGroup.mm).")
 EMULATION_PAGE_BYTES = typer.Option(None, "--emulation-page-bytes", help="Emulated WebGPU: round each stage's argument buffer up to this (0: no rounding; default: the emulation's, 16 KiB).")
-EMULATION_OPTION = typer.Option(None, "--emulation-option", help="Emulated WebGPU: another installEmulatedWebGPU option KEY=VALUE (repeatable), e.g. reportCostToJs=true, retainWrappersUntilDone=true, completion=microtask. See web/emulation/webgpu-emulated.js.")
+EMULATION_OPTION = typer.Option(None, "--emulation-option", help=f"Emulated WebGPU: another installEmulatedWebGPU option KEY=VALUE (repeatable), e.g. reportCostToJs=true, retainWrappersUntilDone=true, completion=microtask. See {web_dir() / 'emulation' / 'webgpu-emulated.js'}.")
 MODEL = typer.Option(None, "--model", help="ort-decode: a local ONNX decoder (Transformers.js / onnxruntime-genai layout); ort-run: any local ONNX model. External data beside it. Instead of the built-in fixtures.")
-ORT_VERSION = typer.Option(None, "--ort-version", help=f"ort-decode, ort-run: onnxruntime-web version to load from ./node_modules, a clone's node_modules or the per-user cache of `webgpu-harness setup` (default: the pinned {PINNED_ORT}).")
+ORT_VERSION = typer.Option(None, "--ort-version", help=f"ort-decode, ort-run: onnxruntime-web version to load from {', '.join(p.label for p in places())} (default: the pinned {PINNED_ORT}).")
 ORT_DIST = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder (e.g. a local build's js/web/dist) or the package folder holding it, instead of an installed one.")
-WORKLOADS_DIR = typer.Option(None, "--workloads-dir", help="A folder of your own workloads (one per subfolder, or one workload itself; manifest contract: workloads/README.md), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS (os.pathsep-separated).")
+WORKLOADS_DIR = typer.Option(None, "--workloads-dir", help=f"A folder of your own workloads (one per subfolder, or one workload itself; manifest contract: {workloads_dir() / 'README.md'}), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS (os.pathsep-separated).")
 MEMORY_BUDGET = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the token at which the content process (RSS + modeled native bytes) would exceed it (iOS killed the page at 2,048 MB in the field report). Default off.")
 
 #: The options above as (parameter name, option): the keyword arguments of :func:`resolve`.

@@ -23,8 +23,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness import plan as P
 from harness import reach as reach_plan
 from harness.cli import options as O
-from harness.cli.common import (bad_input, console, err, exit_on_outcome, finish, require_measure_extra, runs_dir, say,
-                                 timestamped)
+from harness.cli.common import (bad_input, console, err, exit_on_outcome, finish, output_default, require_measure_extra,
+                                 runs_dir, say, timestamped)
 from harness.drive.registry import BROWSERS
 from harness.workloads import served_roots
 
@@ -211,7 +211,7 @@ def run(
     variant: Optional[List[str]] = O.VARIANT,
     profile: Optional[str] = O.PROFILE,
     tokens: int = O.TOKENS,
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. Default: <timestamp>/ under $WEBGPU_HARNESS_RUNS, else a clone's reports/runs/, else ./webgpu-harness-runs/."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. " + output_default()),
     headed: bool = typer.Option(False, "--headed", help="Show the browser window (needs a display)."),
     browser_path: Optional[str] = typer.Option(None, "--browser-path", help="Browser executable to launch instead of the one found."),
     seed: int = O.SEED,

@@ -27,7 +27,8 @@ import typer
 from harness import plan as P
 from harness import reach as reach_plan
 from harness.cli import options as O
-from harness.cli.common import bad_input, err, fail, finish, require_measure_extra, runs_dir, say, timestamped
+from harness.cli.common import (bad_input, err, fail, finish, output_default, require_measure_extra, runs_dir, say,
+                                 timestamped)
 from harness.cli.run import cell_label, sigterm_as_interrupt
 from harness.serve import tls, urls
 
@@ -100,7 +101,7 @@ def serve(
     ort_dist: Optional[Path] = O.ORT_DIST,
     workloads_dir: Optional[List[Path]] = O.WORKLOADS_DIR,
     memory_budget: Optional[str] = O.MEMORY_BUDGET,
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder for the samples."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder for the samples. " + output_default("-serve")),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only; 0.0.0.0: every interface, for a phone on the network, with a printed warning: every URL carries the run's token)."),
     port: Optional[int] = typer.Option(None, "--port", help="Port (default: --public-url's, else a free one)."),
     label: str = typer.Option("manual", "--label", help="Browser label recorded for these cells (e.g. iphone15)."),
