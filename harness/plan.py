@@ -365,6 +365,30 @@ def check_new_run_dir(path: Path, option: str = "--output") -> Path:
     return path
 
 
+def check_new_file(path: Path, option: str, suffixes: tuple[str, ...]) -> Path:
+    """A file the command may write (or overwrite): named with one of ``suffixes``, not a folder,
+    in a folder that exists and takes files (tried: a temporary file is made and removed there;
+    an existing file is opened for appending). Raises :class:`PlanError` naming what is wrong."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise PlanError(f"{option} {path} is a folder; give a file name in it, e.g. {path / ('bundle' + suffixes[0])}")
+    if not path.name.lower().endswith(tuple(s.lower() for s in suffixes)):
+        raise PlanError(f"{option} {path}: give a file name ending in {' or '.join(suffixes)}")
+    parent = path.parent
+    if not parent.is_dir():
+        raise PlanError(f"{option} {path}: {parent} is not a folder" if parent.exists()
+                        else f"{option} {path}: no folder {parent}")
+    try:  # really try (root passes os.access everywhere; a read-only mount does not take files)
+        if path.exists():
+            with open(path, "ab"):
+                pass
+        with tempfile.NamedTemporaryFile(prefix=".webgpu-harness-", dir=parent):
+            pass
+    except OSError as exc:
+        raise PlanError(f"{option} {path}: cannot write there ({exc.strerror or exc}); give another file") from None
+    return path
+
+
 def check_range(value: float, lo: float, hi: float, option: str) -> None:
     """Raise :class:`PlanError` unless ``lo <= value <= hi`` and ``value`` is finite."""
     if not (isinstance(value, (int, float)) and math.isfinite(value) and lo <= value <= hi):

@@ -28,8 +28,7 @@ from typing import Callable, Iterator
 import typer
 from typer.core import TyperGroup
 
-from harness import __version__
-from harness.cli.common import say
+from harness.cli.common import say, version_line
 
 
 def _run():
@@ -129,15 +128,6 @@ class HarnessGroup(TyperGroup):
 
 app = typer.Typer(cls=HarnessGroup, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Measure, in real browsers, what WebGPU LLM decoding costs per generated token.")
-
-
-def version_line() -> str:
-    """``webgpu-harness <version>``, and the commit and folder of a clone or the wheel's folder
-    (the same as manifest.json's ``harness_version``, ``git_commit``, ``harness_install``)."""
-    from harness import locations
-
-    commit = locations.git_commit()
-    return f"webgpu-harness {__version__}" + (f" (commit {commit})" if commit else "") + f"; {locations.install_kind()}"
 
 
 def _print_version(value: bool) -> None:

@@ -45,6 +45,15 @@ def output_default(suffix: str = "", comparison: bool = False) -> str:
     return f"Default: {base}/<YYYYmmdd-HHMMSS>{suffix}/ ({why})."
 
 
+def version_line() -> str:
+    """``webgpu-harness <version>``, and the commit and folder of a clone or the wheel's folder
+    (the same as manifest.json's ``harness_version``, ``git_commit``, ``harness_install``)."""
+    from harness import __version__, locations
+
+    commit = locations.git_commit()
+    return f"webgpu-harness {__version__}" + (f" (commit {commit})" if commit else "") + f"; {locations.install_kind()}"
+
+
 def say(message: str) -> None:
     """Print one plain line (no rich markup: reasons hold [brackets])."""
     console.print(message, highlight=False, markup=False, emoji=False, soft_wrap=True)

@@ -290,3 +290,45 @@ def test_merge_bad_input(recorded, tmp_path):
     r = invoke("merge", recorded["chromium-decode-loop"], recorded["chromium-decode-loop"], "--output", tmp_path / "m")
     assert r.exit_code == 2 and "given twice" in r.stderr
     assert not (tmp_path / "m").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# serve: run's cell options, validated the same way (harness/cli/options.py)
+
+@pytest.mark.parametrize("args, words", [
+    (["--param", "oops"], "is not KEY=VALUE"),
+    (["--param", "max_pending_dispatchez=8"], "unknown --param 'max_pending_dispatchez'"),
+    (["--param", "max_pending_dispatches=1,1"], "a sweep needs distinct values"),
+    (["--repeat", "0"], "--repeat must be between"),
+    (["--webgpu", "sometimes"], "unknown --webgpu 'sometimes' (valid: auto, real, emulated)"),
+    (["--emulation-option", "colour=blue"], "reportCostToJs"),
+    (["--memory-budget", "lots"], "valid units"),
+    (["-w", "decode-loop", "--model", "/no/such/model.onnx"], "apply to the ort-decode and ort-run workloads"),
+    (["--label", "my phone"], "--label 'my phone' must be"),
+])
+def test_serve_takes_runs_cell_options_and_checks_them_alike(args, words, tmp_path):
+    r = invoke("serve", *args, "--output", str(tmp_path / "r"))
+    lines = lines_of(r)
+    assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], r.stderr
+    assert not (tmp_path / "r").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# doctor --bundle FILE: a FILE that cannot be written is exit 2 before any browser starts
+
+@pytest.mark.parametrize("where, words", [
+    ("{t}", "is a folder; give a file name in it"),
+    ("{t}/bundle.tar", "give a file name ending in .zip"),
+    ("{t}/no/such/folder/bundle.zip", "no folder"),
+    ("{t}/afile/bundle.zip", "is not a folder"),
+    ("/proc/bundle.zip", "cannot write there"),
+])
+def test_doctor_bundle_file_that_cannot_be_written_exits_2(where, words, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    before = sorted(tmp_path.iterdir())
+    r = invoke("doctor", "--bundle", where.format(t=tmp_path))
+    lines = lines_of(r)
+    assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: --bundle ") and words in lines[0], \
+        r.stdout + r.stderr
+    assert r.stdout == ""                       # nothing ran: no table, no browser
+    assert sorted(tmp_path.iterdir()) == before
