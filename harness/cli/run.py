@@ -249,6 +249,7 @@ def run(
 ):
     """Run workloads in browsers, record every sample, write tables, statistics and an HTML report."""
     cell_options = O.picked(locals())
+    started = time.monotonic()
     require_measure_extra()
     from harness.verdicts import budgets as B
 
@@ -287,3 +288,13 @@ def run(
         err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
         raise typer.Exit(130)
     exit_on_outcome(cells, analysis, allow_skipped)
+    say(done_line(cells, time.monotonic() - started, run_dir))
+
+
+def done_line(cells, seconds: float, run_dir: Path) -> str:
+    """The last line of a run that succeeded: ``done: 4 of 4 cells ok in 47 s; report: …``."""
+    ok = sum(c.status == "ok" for c in cells)
+    skipped = sum(c.status == "skipped" for c in cells)
+    took = f"{seconds:.0f} s" if seconds < 120 else f"{seconds // 60:.0f} min {seconds % 60:.0f} s"
+    return (f"done: {ok} of {len(cells)} cells ok" + (f", {skipped} skipped" if skipped else "")
+            + f" in {took}; report: {run_dir / 'report.html'}")
