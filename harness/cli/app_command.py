@@ -12,6 +12,7 @@ skipped and every budget passes, 1 otherwise, 2 on bad input, 130 when interrupt
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -21,8 +22,8 @@ from typer.core import TyperCommand
 from harness import app_plan as A
 from harness import plan as P
 from harness.cli.common import (bad_input, err, exit_on_outcome, finish, output_default, require_measure_extra, runs_dir,
-                                 timestamped)
-from harness.cli.run import execute, sigterm_as_interrupt
+                                 say, timestamped)
+from harness.cli.run import done_line, execute, sigterm_as_interrupt
 from harness.drive.registry import BROWSERS
 
 #: ``ctx.meta`` key of the page actions in command-line order (:class:`AppCommand`).
@@ -116,6 +117,7 @@ def app(
     allow_skipped: bool = typer.Option(False, "--allow-skipped", help="Exit 0 even when every cell was skipped (no realm made a GPUDevice); without it such a run exits 1, as for run."),
 ):
     """Measure your own web app, unchanged: probes injected into its page and every worker it starts."""
+    started = time.monotonic()
     require_measure_extra()
     from harness.verdicts import budgets as B
 
@@ -143,3 +145,4 @@ def app(
         raise typer.Exit(130)
     analysis = finish(run_dir, budgets)
     exit_on_outcome(cells, analysis, allow_skipped)
+    say(done_line(cells, time.monotonic() - started, run_dir))
