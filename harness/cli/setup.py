@@ -32,6 +32,7 @@ from typing import Callable
 
 import typer
 
+from harness import locations
 from harness.cli.common import err, fail, say
 
 #: Google Chrome's executable on macOS (the chromium family on a Mac).
@@ -178,12 +179,10 @@ def clone_npm(root: Path, dry_run: bool) -> list[str]:
 def setup(
     system: bool = typer.Option(True, "--system/--no-system", help="Install missing browsers and drivers with the platform's package manager (Debian: apt-get; macOS: says what to install)."),
     npm_cache: bool = typer.Option(True, "--npm/--no-npm", help="npm ci the pinned npm packages (onnxruntime-web) into the per-user cache."),
-    clone_npm_ci: bool = typer.Option(False, "--clone-npm", help="In a clone: npm ci into the clone's own node_modules, with the test suite's devDependencies, instead of the per-user cache (scripts/setup.sh)."),
+    clone_npm_ci: bool = typer.Option(False, "--clone-npm", hidden=locations.clone_root() is None, help="In a clone: npm ci into the clone's own node_modules, with the test suite's devDependencies, instead of the per-user cache (scripts/setup.sh)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be installed; install nothing."),
 ):
     """Install the browsers, drivers and npm packages the harness needs (Debian: apt-get; macOS: says what to install)."""
-    from harness import locations
-
     clone = locations.clone_root()
     if clone_npm_ci and clone is None:
         fail("--clone-npm needs a clone of the repository (this is an installed wheel): leave it out")
