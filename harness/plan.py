@@ -438,8 +438,6 @@ def resolve_cells(*, workload: Iterable[str] | None, variant: Iterable[str] | No
     sweep point's KV capacity), the engine and ``--model``, the emulation options.
     ``emulation_overrides``: ``{"bytesPerStage": N, "pageBytes": N}`` (None: the emulation's).
     Raises :class:`PlanError`."""
-    from harness.workloads import served_roots
-
     check_range(tokens, 1, 100_000, "--tokens")
     check_range(repeat, 1, 1000, "--repeat")
     if webgpu not in WEBGPU_MODES:
@@ -462,6 +460,8 @@ def resolve_cells(*, workload: Iterable[str] | None, variant: Iterable[str] | No
         for point in sweep_points(sweeps.get(wl.name, {})):
             check_kv_capacity([wl], profiles, tokens, {wl.name: {**workload_params.get(wl.name, {}), **point}})
     extra_roots = engine_params(wls, profiles, workload_params, model, ort_version, ort_dist)
+    from harness.workloads import served_roots  # loaded by resolve_workloads by now
+
     extra_roots.update(served_roots(wls))  # --workloads-dir workloads at /workloads/<name>/
     emulation = emulation_options(emulation_option, overrides)
     return CellOptions(workloads=wls, variants=variants, profiles=profiles, tokens=tokens, seed=seed, params=recorded,

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness import plan as P
 from harness import reach as reach_plan
@@ -26,7 +25,6 @@ from harness.cli import options as O
 from harness.cli.common import (bad_input, console, err, exit_on_outcome, finish, output_default, require_measure_extra,
                                  runs_dir, say, timestamped)
 from harness.drive.registry import BROWSERS
-from harness.workloads import served_roots
 
 
 def sigterm_as_interrupt() -> None:
@@ -111,6 +109,8 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None, runner=None):
     """Run every cell with a progress bar per cell (counting steps) and one for all cells;
     with ``sampler`` (``--auto-sample``) add rounds until it says stop. ``runner``: a runner
     made by the caller (``app``'s), else a :class:`harness.drive.runner.Runner`. Returns the cells."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from harness.drive.runner import Runner
 
     runner = runner or Runner(plan, run_dir, argv=sys.argv)
