@@ -139,6 +139,14 @@ def compare_dir() -> Path:
     return _runs_base() / "compare"
 
 
+def index_file() -> Path:
+    """The run index of the default places (``webgpu-harness index`` without ROOT): beside the
+    ``runs/`` folder of :func:`runs_dir` (a clone's ``reports/index.html``), else in it
+    (``./webgpu-harness-runs/index.html``, ``$WEBGPU_HARNESS_RUNS/index.html``)."""
+    runs = runs_dir()
+    return (runs.parent if runs.name == "runs" else runs) / "index.html"
+
+
 def git_commit() -> str | None:
     """HEAD of the clone the harness runs from (with ``-dirty`` when tracked files changed), or
     None for an installed wheel (whatever repository the current folder is in is not asked)."""

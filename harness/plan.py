@@ -17,9 +17,10 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from harness.workloads import ParameterError, Workload, WorkloadError, discover
+if TYPE_CHECKING:  # harness/workloads.py (pydantic) is imported where a check needs it
+    from harness.workloads import Workload
 
 
 class PlanError(ValueError):
@@ -110,6 +111,8 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
     """Validate workload, variant and profile names against the built-in workloads and those of
     ``workloads_dirs`` (``--workloads-dir``; default ``$WEBGPU_HARNESS_WORKLOADS``). Returns
     ``(workloads, variants by workload, profile by workload)``. Raises :class:`PlanError`."""
+    from harness.workloads import WorkloadError, discover
+
     try:
         all_wl = discover(workloads_dirs)
     except WorkloadError as exc:
@@ -153,6 +156,8 @@ def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str,
     A key applies to every selected workload that declares it; a key no selected workload
     declares, a reserved key, or a value outside its declaration raises :class:`PlanError`
     naming the valid keys or values."""
+    from harness.workloads import ParameterError
+
     out: dict[str, dict[str, Any]] = {wl.name: {} for wl in wls}
     for key, text in raw.items():
         if key in RESERVED_PARAMS:
@@ -360,10 +365,108 @@ def check_new_run_dir(path: Path, option: str = "--output") -> Path:
     return path
 
 
+def check_new_file(path: Path, option: str, suffixes: tuple[str, ...]) -> Path:
+    """A file the command may write (or overwrite): named with one of ``suffixes``, not a folder,
+    in a folder that exists and takes files (tried: a temporary file is made and removed there;
+    an existing file is opened for appending). Raises :class:`PlanError` naming what is wrong."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise PlanError(f"{option} {path} is a folder; give a file name in it, e.g. {path / ('bundle' + suffixes[0])}")
+    if not path.name.lower().endswith(tuple(s.lower() for s in suffixes)):
+        raise PlanError(f"{option} {path}: give a file name ending in {' or '.join(suffixes)}")
+    parent = path.parent
+    if not parent.is_dir():
+        raise PlanError(f"{option} {path}: {parent} is not a folder" if parent.exists()
+                        else f"{option} {path}: no folder {parent}")
+    try:  # really try (root passes os.access everywhere; a read-only mount does not take files)
+        if path.exists():
+            with open(path, "ab"):
+                pass
+        with tempfile.NamedTemporaryFile(prefix=".webgpu-harness-", dir=parent):
+            pass
+    except OSError as exc:
+        raise PlanError(f"{option} {path}: cannot write there ({exc.strerror or exc}); give another file") from None
+    return path
+
+
 def check_range(value: float, lo: float, hi: float, option: str) -> None:
     """Raise :class:`PlanError` unless ``lo <= value <= hi`` and ``value`` is finite."""
     if not (isinstance(value, (int, float)) and math.isfinite(value) and lo <= value <= hi):
         raise PlanError(f"{option} must be between {lo:g} and {hi:g} (got {value})")
+
+
+@dataclass
+class CellOptions:
+    """What shapes the cells of a run, validated (:func:`resolve_cells`): the :class:`RunPlan`
+    fields that ``run`` and ``serve`` share (harness/cli/options.py)."""
+
+    workloads: list[Workload]
+    variants: dict[str, list[str]]
+    profiles: dict[str, str | None]
+    tokens: int
+    seed: int
+    #: --param as given (sweeps as their lists), recorded in the manifest
+    params: dict[str, Any]
+    workload_params: dict[str, dict[str, Any]]
+    sweeps: dict[str, dict[str, list[Any]]]
+    extra_roots: dict[str, Path]
+    repeat: int
+    probes: bool
+    webgpu: str
+    emulation_options: dict[str, Any]
+    memory_budget_bytes: int | None
+
+    def plan_fields(self) -> dict[str, Any]:
+        """Keyword arguments of :class:`RunPlan`."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+#: ``--webgpu`` choices: the browser's own WebGPU with the emulation where it has none, never the
+#: emulation, always the emulation (web/emulation/webgpu-emulated.js).
+WEBGPU_MODES = ("auto", "real", "emulated")
+
+
+def resolve_cells(*, workload: Iterable[str] | None, variant: Iterable[str] | None, profile: str | None, tokens: int,
+                  seed: int = 1, param: Iterable[str] | None = None, repeat: int = 1, probes: bool = True,
+                  webgpu: str = "auto", emulation_overrides: dict[str, Any] | None = None,
+                  emulation_option: Iterable[str] | None = None, model: Path | None = None,
+                  ort_version: str | None = None, ort_dist: Path | None = None,
+                  workloads_dir: Iterable[str | Path] | None = None, memory_budget: str | None = None) -> CellOptions:
+    """The options that shape a cell → :class:`CellOptions`, checked in this order: numbers
+    (``--tokens``, ``--repeat``), ``--webgpu``, the emulation's byte sizes, ``--memory-budget``
+    (a size of at least 1 MiB), workloads/variants/profile, ``--param`` values and sweeps (each
+    sweep point's KV capacity), the engine and ``--model``, the emulation options.
+    ``emulation_overrides``: ``{"bytesPerStage": N, "pageBytes": N}`` (None: the emulation's).
+    Raises :class:`PlanError`."""
+    check_range(tokens, 1, 100_000, "--tokens")
+    check_range(repeat, 1, 1000, "--repeat")
+    if webgpu not in WEBGPU_MODES:
+        raise PlanError(f"unknown --webgpu {webgpu!r} (valid: {', '.join(WEBGPU_MODES)})")
+    overrides = dict(emulation_overrides or {})
+    for key, option in (("bytesPerStage", "--emulation-bytes-per-stage"), ("pageBytes", "--emulation-page-bytes")):
+        v = overrides.get(key)
+        if v is not None and v < 0:
+            raise PlanError(f"{option} must be >= 0 (got {v})")
+    budget_bytes = parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
+    if budget_bytes is not None and budget_bytes < 1 << 20:
+        raise PlanError(f"--memory-budget {memory_budget!r} is under 1 MiB; give e.g. 2048MB")
+    wls, variants, profiles = resolve_workloads(workload, variant, profile, workloads_dir)
+    raw = parse_key_values(param, "--param")
+    single, sweeps = resolve_sweeps(raw, wls, profiles)
+    recorded = {k: guess_scalar(v) for k, v in single.items()}  # NaN/infinity are never a value
+    recorded.update({k: raw[k] for wl_sweeps in sweeps.values() for k in wl_sweeps})
+    workload_params = resolve_params(single, wls, profiles)
+    for wl in wls:
+        for point in sweep_points(sweeps.get(wl.name, {})):
+            check_kv_capacity([wl], profiles, tokens, {wl.name: {**workload_params.get(wl.name, {}), **point}})
+    extra_roots = engine_params(wls, profiles, workload_params, model, ort_version, ort_dist)
+    from harness.workloads import served_roots  # loaded by resolve_workloads by now
+
+    extra_roots.update(served_roots(wls))  # --workloads-dir workloads at /workloads/<name>/
+    emulation = emulation_options(emulation_option, overrides)
+    return CellOptions(workloads=wls, variants=variants, profiles=profiles, tokens=tokens, seed=seed, params=recorded,
+                       workload_params=workload_params, sweeps=sweeps, extra_roots=extra_roots, repeat=repeat,
+                       probes=probes, webgpu=webgpu, emulation_options=emulation, memory_budget_bytes=budget_bytes)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""``webgpu-harness app`` options → AppPlan (harness/app_plan.py, harness/cli/app.py), no browser:
+"""``webgpu-harness app`` options → AppPlan (harness/app_plan.py, harness/cli/app_command.py), no browser:
 names from URLs, page actions kept in command-line order, selectors with ``=`` in them, which
 injection path each browser may use, --script checked without running it."""
 
@@ -9,7 +9,7 @@ import typer.main
 
 from harness import app_plan as A
 from harness.cli import app as cli_app
-from harness.cli.app import ACTIONS_KEY
+from harness.cli.app_command import ACTIONS_KEY
 from harness.plan import PlanError
 
 

@@ -3,7 +3,8 @@ harness/pipeline.py (analysis). Only this package turns bad input into exit stat
 (harness/cli/common.py); nothing imports it.
 
     run      measure workloads in browsers into a run folder (run.py)
-    app      measure a user's own web app, probes injected (app.py)
+    app      measure a user's own web app, probes injected (app_command.py: ``harness.cli.app`` is the
+             Typer application itself)
     serve    serve workloads for a browser you open yourself (serve.py)
     report   analyse any run folder again, no browser (report.py)
     compare  B − A between two run folders (compare.py)
@@ -12,37 +13,121 @@ harness/pipeline.py (analysis). Only this package turns bad input into exit stat
     native   dispatch-overhead methods on wgpu-native (native.py)
     doctor   browsers, drivers and adapters found (doctor.py)
     setup    install browsers, drivers and the pinned npm packages (setup.py)
+
+Bad input answers fast: a command's module is imported only when that command runs (or
+``--help`` lists them all), and every command validates its options before it imports pandas,
+scipy, plotly or a browser driver (tests/cli/test_fast_bad_input.py checks ``sys.modules``;
+benchmarks/bad_input.py times it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Callable, Iterator
+
 import typer
+from typer.core import TyperGroup
 
-from harness import __version__
-from harness.cli import app as app_cmd
-from harness.cli import compare, doctor, index, merge, native, report, run, serve, setup
-from harness.cli.common import say
+from harness.cli.common import say, version_line
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+
+def _run():
+    from harness.cli.run import run
+    return run, None
+
+
+def _app():
+    from harness.cli.app_command import AppCommand, app
+    return app, AppCommand
+
+
+def _serve():
+    from harness.cli.serve import serve
+    return serve, None
+
+
+def _report():
+    from harness.cli.report import report
+    return report, None
+
+
+def _compare():
+    from harness.cli.compare import compare
+    return compare, None
+
+
+def _merge():
+    from harness.cli.merge import merge
+    return merge, None
+
+
+def _index():
+    from harness.cli.index import index
+    return index, None
+
+
+def _native():
+    from harness.cli.native import native
+    return native, None
+
+
+def _doctor():
+    from harness.cli.doctor import doctor
+    return doctor, None
+
+
+def _setup():
+    from harness.cli.setup import setup
+    return setup, None
+
+
+#: Commands in --help order: (name, loader); a loader imports the command's module and returns
+#: ``(function, click command class or None)``.
+COMMANDS: tuple[tuple[str, Callable[[], tuple]], ...] = (
+    ("run", _run), ("app", _app), ("serve", _serve), ("report", _report), ("compare", _compare), ("merge", _merge),
+    ("index", _index), ("native", _native), ("doctor", _doctor), ("setup", _setup))
+
+
+def command(name: str):
+    """The click command of ``name`` (its module imported now), as typer builds it."""
+    fn, cls = dict(COMMANDS)[name]()
+    one = typer.Typer(add_completion=False, rich_markup_mode=None)
+    one.command(name, cls=cls)(fn)
+    cmd = typer.main.get_command(one)
+    cmd.name = name
+    return cmd
+
+
+class _LazyCommands(Mapping):
+    """name → click command, built on first lookup (the group's ``commands``)."""
+
+    def __init__(self) -> None:
+        self._built: dict = {}
+
+    def __getitem__(self, name: str):
+        if name not in dict(COMMANDS):
+            raise KeyError(name)
+        if name not in self._built:
+            self._built[name] = command(name)
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(n for n, _ in COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS)
+
+
+class HarnessGroup(TyperGroup):
+    """The ``webgpu-harness`` group: its commands are imported when one is run or listed."""
+
+    def __init__(self, **attrs) -> None:
+        super().__init__(**attrs)
+        self.commands = _LazyCommands()
+
+
+app = typer.Typer(cls=HarnessGroup, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Measure, in real browsers, what WebGPU LLM decoding costs per generated token.")
-
-#: Commands in --help order: (name, function).
-COMMANDS = (("run", run.run), ("app", app_cmd.app), ("serve", serve.serve), ("report", report.report),
-            ("compare", compare.compare), ("merge", merge.merge), ("index", index.index), ("native", native.native),
-            ("doctor", doctor.doctor), ("setup", setup.setup))
-#: Commands with a click command class of their own.
-CLASSES = {"app": app_cmd.AppCommand}
-for _name, _fn in COMMANDS:
-    app.command(_name, cls=CLASSES.get(_name))(_fn)
-
-
-def version_line() -> str:
-    """``webgpu-harness <version>``, and the commit and folder of a clone or the wheel's folder
-    (the same as manifest.json's ``harness_version``, ``git_commit``, ``harness_install``)."""
-    from harness import locations
-
-    commit = locations.git_commit()
-    return f"webgpu-harness {__version__}" + (f" (commit {commit})" if commit else "") + f"; {locations.install_kind()}"
 
 
 def _print_version(value: bool) -> None:

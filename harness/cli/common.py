@@ -28,6 +28,32 @@ err = Console(stderr=True)
 #: $WEBGPU_HARNESS_RUNS); ``compare_dir()`` for comparisons. Both from harness/locations.py.
 
 
+def output_default(suffix: str = "", comparison: bool = False) -> str:
+    """``--output``'s default for --help, true for this install and current folder: the folder a
+    new run (``comparison``: comparison) goes to now, and why there (harness/locations.py)."""
+    import os
+
+    from harness import locations
+
+    base = compare_dir() if comparison else runs_dir()
+    if os.environ.get(locations.RUNS_ENV):
+        why = f"${locations.RUNS_ENV}"
+    elif locations.clone_root() is not None:
+        why = f"in this clone; ${locations.RUNS_ENV} moves it"
+    else:
+        why = f"./{locations.RUNS_FOLDER_NAME}/ of the current folder; ${locations.RUNS_ENV} moves it"
+    return f"Default: {base}/<YYYYmmdd-HHMMSS>{suffix}/ ({why})."
+
+
+def version_line() -> str:
+    """``webgpu-harness <version>``, and the commit and folder of a clone or the wheel's folder
+    (the same as manifest.json's ``harness_version``, ``git_commit``, ``harness_install``)."""
+    from harness import __version__, locations
+
+    commit = locations.git_commit()
+    return f"webgpu-harness {__version__}" + (f" (commit {commit})" if commit else "") + f"; {locations.install_kind()}"
+
+
 def say(message: str) -> None:
     """Print one plain line (no rich markup: reasons hold [brackets])."""
     console.print(message, highlight=False, markup=False, emoji=False, soft_wrap=True)
@@ -54,15 +80,17 @@ def require_measure_extra() -> None:
              "pip install 'webgpu-harness[measure]'")
 
 
-def bad_input_errors() -> tuple[type[Exception], ...]:
-    """Exceptions that mean bad input (each with a one-line message)."""
-    from harness.plan import PlanError
-    from harness.store.merge import MergeError
-    from harness.store.runfolder import RunFolderError
-    from harness.verdicts.budgets import BudgetError
-    from harness.verdicts.compare import NoCommonCells
+#: Exceptions that mean bad input (each with a one-line message): (module, class name).
+BAD_INPUT_ERRORS = (("harness.plan", "PlanError"), ("harness.verdicts.budgets", "BudgetError"),
+                    ("harness.store.runfolder", "RunFolderError"), ("harness.store.merge", "MergeError"),
+                    ("harness.verdicts.compare", "NoCommonCells"))
 
-    return PlanError, BudgetError, RunFolderError, MergeError, NoCommonCells
+
+def bad_input_errors() -> tuple[type[Exception], ...]:
+    """The classes of :data:`BAD_INPUT_ERRORS` whose modules are imported: one that is not
+    cannot have raised, and importing it here would load what it imports (harness/verdicts/
+    compare.py: pandas and scipy) before bad input is answered."""
+    return tuple(getattr(sys.modules[m], name) for m, name in BAD_INPUT_ERRORS if m in sys.modules)
 
 
 @contextmanager

@@ -10,32 +10,34 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import (bad_input, compare_dir, console, print_budgets, print_comparison, timestamped,
-                                update_index)
-from harness.stats.cells import DEFAULT_WARMUP
+from harness.cli.common import (bad_input, compare_dir, console, output_default, print_budgets, print_comparison,
+                                timestamped, update_index)
+from harness.stats.metrics import DEFAULT_WARMUP
 
 
 def compare(
     run_a: Path = typer.Argument(..., help="Baseline run folder (A)."),
     run_b: Path = typer.Argument(..., help="Run folder to compare with it (B)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for compare.html/json. Default: reports/compare/<timestamp>/."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for compare.html/json. " + output_default(comparison=True)),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="Budget line or .toml file (repeatable), checked on B; `baseline` names A's same cell. See README, Budgets."),
     warmup: int = typer.Option(DEFAULT_WARMUP, "--warmup", help="Tokens at the start of each cell left out of per-token statistics."),
 ):
     """Differences B − A with 95% CIs for every configuration in both runs; flags changed environments."""
-    from harness import pipeline
     from harness.plan import PlanError, check_new_run_dir
     from harness.store.runfolder import check_run_folder
+    from harness.verdicts import budgets as B
 
-    with bad_input():
+    with bad_input():  # every option before pandas, scipy or plotly is imported
         if warmup < 0:
             raise PlanError(f"--warmup must be >= 0 (got {warmup})")
-        budgets = pipeline.B.load(list(budget or []))
+        budgets = B.load(list(budget or []))
         for p in (run_a, run_b):
             check_run_folder(p)
         out = check_new_run_dir(output or timestamped(compare_dir()))
         if (out / "compare.json").exists():
             raise PlanError(f"{out} already holds a comparison; choose another --output")
+        from harness import pipeline
+
         analysis = pipeline.analyse(run_b, budgets, baseline=run_a, out_dir=out, warmup=warmup)
     paths = pipeline.write(analysis)
     print_comparison(analysis.comparison)

@@ -12,18 +12,20 @@ from typing import Optional
 import typer
 
 from harness.cli.common import bad_input, say
+from harness.locations import index_file, runs_dir
 
 
 def index(
-    root: Optional[Path] = typer.Argument(None, help="Reports root holding runs/ (and compare/). Default: where runs go (a clone's reports/)."),
+    root: Optional[Path] = typer.Argument(None, help=f"Reports root holding runs/ (and compare/): writes ROOT/index.html. Default: {index_file()}, the index of {runs_dir()}."),
 ):
     """Rebuild the run index (index.html): every run with its headline numbers, and trends across runs."""
-    from harness.pipeline import chart_bundle
     from harness.plan import PlanError
-    from harness.report import index as I
 
     with bad_input():
         if root is not None and not root.is_dir():
             raise PlanError(f"{root} is not a folder (give a reports root holding runs/, e.g. reports)")
+    from harness.pipeline import chart_bundle
+    from harness.report import index as I
+
     runs, comps, out = I.for_root(root) if root is not None else I.default_target()
     say(f"index: {I.write(out, runs, comps, chart_bundle())}")

@@ -10,12 +10,12 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import bad_input, finish, runs_dir, say, timestamped
+from harness.cli.common import bad_input, finish, output_default, runs_dir, say, timestamped
 
 
 def merge(
     runs: List[Path] = typer.Argument(..., help="Run folders to merge (e.g. one per machine)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Merged run folder. Default: reports/runs/<timestamp>-merged/."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Merged run folder. " + output_default("-merged")),
     label: Optional[List[str]] = typer.Option(None, "--label", help="Name of each source in the merged run, in order (default: its folder name)."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="Budget line or .toml file (repeatable), checked on the merged run."),
 ):

@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from harness.cli.common import console, err, fail, finish, runs_dir, timestamped
+from harness.cli.common import console, err, fail, finish, output_default, runs_dir, timestamped
 
 
 def native(
@@ -30,12 +30,11 @@ def native(
     timestamp_query: str = typer.Option("auto", "--timestamp-query", help="Kernel-only timing: 'auto' (if the adapter offers timestamp-query) or 'off'."),
     elements: str = typer.Option("64", "--elements", help="Floats per buffer (kernel work; 1..65536)."),
     adapter: Optional[str] = typer.Option(None, "--adapter", help="Pick the adapter whose label contains this text (default: a GPU before a CPU one)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. Default: reports/runs/<timestamp>-native/."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. " + output_default("-native")),
     append: bool = typer.Option(False, "--append", help="Add the native cells to the run already in --output (e.g. a browser run), for one report."),
 ):
     """Run the dispatch-overhead methods outside the browser (wgpu-py → wgpu-native)."""
-    from harness.native.bench import OptionError, parse_options
-    from harness.native.run import run_cells, summary_rows
+    from harness.native.options import OptionError, parse_options
     from harness.store.runfolder import RunFolder
 
     try:
@@ -54,6 +53,8 @@ def native(
         fail(f"{run_dir} already holds a run; pass --append to add native cells to it, or choose another --output")
     except OSError as exc:  # under a file, no permission: one line, exit 2
         fail(f"--output {run_dir}: {exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""))
+    from harness.native.run import run_cells, summary_rows  # valid input only: numpy, wgpu
+
     try:
         cells = run_cells(o, folder, adapter, progress=lambda m: console.print(m, highlight=False))
     finally:

@@ -21,18 +21,21 @@ def report(
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="Budget line or .toml file (repeatable); exit 1 when one fails. Grammar: README, Budgets."),
 ):
     """Re-analyse a run folder (tables, statistics, budgets, report) without a browser."""
-    from harness import pipeline
     from harness.plan import PlanError
+    from harness.store.runfolder import check_run_folder
     from harness.verdicts import budgets as B
 
-    with bad_input():
+    with bad_input():  # every option before pandas, scipy or plotly is imported
         budgets = B.load(list(budget or []))
+        check_run_folder(run_dir)
         if output is not None:
             for p in (output, *output.parents):
                 if p.exists() and not p.is_dir():
                     raise PlanError(f"--output {output}: {p} is a file; give a folder")
                 if p.exists():
                     break
+        from harness import pipeline
+
         analysis, paths = pipeline.analyse_and_write(run_dir, budgets, out_dir=output)
     print_summary(analysis)
     print_differences(analysis)

@@ -18,14 +18,13 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness import plan as P
 from harness import reach as reach_plan
-from harness.cli.common import (bad_input, console, err, exit_on_outcome, finish, require_measure_extra, runs_dir, say,
-                                 timestamped)
+from harness.cli import options as O
+from harness.cli.common import (bad_input, console, err, exit_on_outcome, finish, output_default, require_measure_extra,
+                                 runs_dir, say, timestamped)
 from harness.drive.registry import BROWSERS
-from harness.workloads import served_roots
 
 
 def sigterm_as_interrupt() -> None:
@@ -55,32 +54,19 @@ def sigterm_as_interrupt() -> None:
             pass
 
 
-def build_plan(*, browser, workload, variant, profile, tokens, output, headed, browser_path, seed, param, repeat,
-               memory_interval_ms, step_timeout_s, no_probes, browser_arg, without_flag, webgpu,
-               emulation_bytes_per_stage, emulation_page_bytes, emulation_option, model, ort_version,
-               memory_budget, workloads_dir=None, ort_dist=None, reach: dict | None = None,
-               gc_checkpoints: int = 0) -> tuple[P.RunPlan, Path]:
-    """Every run option → ``(plan, run folder)``; ``reach``: the remote-browser and serving
-    options (webdriver_url, capabilities, connect, cdp_url, public_url, host, port, https, cert,
-    key). Raises :class:`harness.plan.PlanError`."""
+def build_plan(*, output, browser, headed, browser_path, memory_interval_ms, step_timeout_s, browser_arg, without_flag,
+               reach: dict | None = None, gc_checkpoints: int = 0, **cell_options) -> tuple[P.RunPlan, Path]:
+    """Every run option → ``(plan, run folder)``: ``cell_options`` are the options that shape a
+    cell (harness/cli/options.py, shared with ``serve``); ``reach``: the remote-browser and
+    serving options (webdriver_url, capabilities, connect, cdp_url, public_url, host, port,
+    https, cert, key). Raises :class:`harness.plan.PlanError`."""
     reach = reach or {}
-    P.check_range(tokens, 1, 100_000, "--tokens")
-    P.check_range(repeat, 1, 1000, "--repeat")
     P.check_range(memory_interval_ms, 10, 3_600_000, "--memory-interval-ms")
     P.check_range(gc_checkpoints, 0, 100_000, "--gc-checkpoints")
     if not (isinstance(step_timeout_s, (int, float)) and 0 < step_timeout_s <= 86_400):
         raise P.PlanError(f"--step-timeout-s must be > 0 and at most 86400 (got {step_timeout_s})")
-    if webgpu not in ("auto", "real", "emulated"):
-        raise P.PlanError(f"unknown --webgpu {webgpu!r} (valid: auto, real, emulated)")
-    for name, v in (("--emulation-bytes-per-stage", emulation_bytes_per_stage),
-                    ("--emulation-page-bytes", emulation_page_bytes)):
-        if v is not None and v < 0:
-            raise P.PlanError(f"{name} must be >= 0 (got {v})")
-    budget_bytes = P.parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
-    if budget_bytes is not None and budget_bytes < 1 << 20:
-        raise P.PlanError(f"--memory-budget {memory_budget!r} is under 1 MiB; give e.g. 2048MB")
+    cells = O.resolve(**cell_options)
     run_dir = P.check_new_run_dir(output or timestamped(runs_dir()))
-    wls, variants, profiles = P.resolve_workloads(workload, variant, profile, workloads_dir)
     port, tls_files = reach_plan.check_serving(reach.get("host") or "127.0.0.1", reach.get("port"), reach.get("public_url"),
                                                bool(reach.get("https")), reach.get("cert"), reach.get("key"))
     browsers, remote = reach_plan.resolve_remote(
@@ -88,26 +74,10 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
         connect=reach.get("connect"), cdp_url=reach.get("cdp_url"), headed=headed,
         browser_args=list(browser_arg or []), browser_path=browser_path, https=bool(reach.get("https")))
     browsers = browsers or P.resolve_browsers(browser, browser_path)
-    raw = P.parse_key_values(param, "--param")
-    single, sweeps = P.resolve_sweeps(raw, wls, profiles)
-    recorded = {k: P.guess_scalar(v) for k, v in single.items()}  # NaN/infinity are never a value
-    recorded.update({k: raw[k] for wl_sweeps in sweeps.values() for k in wl_sweeps})
-    workload_params = P.resolve_params(single, wls, profiles)
-    for wl in wls:
-        for point in P.sweep_points(sweeps.get(wl.name, {})):
-            P.check_kv_capacity([wl], profiles, tokens, {wl.name: {**workload_params.get(wl.name, {}), **point}})
-    extra_roots = P.engine_params(wls, profiles, workload_params, model, ort_version, ort_dist)
-    extra_roots.update(served_roots(wls))  # --workloads-dir workloads at /workloads/<name>/
-    emulation = P.emulation_options(emulation_option, {"bytesPerStage": emulation_bytes_per_stage,
-                                                       "pageBytes": emulation_page_bytes})
-    plan = P.RunPlan(browsers=browsers, workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
-                     seed=seed, params=recorded,
-                     workload_params=workload_params, extra_roots=extra_roots, repeat=repeat, headed=headed,
+    plan = P.RunPlan(browsers=browsers, **cells.plan_fields(), headed=headed,
                      browser_path=browser_path, memory_interval_s=memory_interval_ms / 1000,
-                     step_timeout_s=step_timeout_s, probes=not no_probes,
-                     browser_args=list(browser_arg or []), without_browser_args=list(without_flag or []),
-                     webgpu=webgpu, memory_budget_bytes=budget_bytes, emulation_options=emulation,
-                     gc_checkpoints=gc_checkpoints, sweeps=sweeps,
+                     step_timeout_s=step_timeout_s, browser_args=list(browser_arg or []),
+                     without_browser_args=list(without_flag or []), gc_checkpoints=gc_checkpoints,
                      remote=remote, host=reach.get("host") or "127.0.0.1", port=port,
                      public_url=(reach.get("public_url") or "").rstrip("/") or None,
                      https=bool(reach.get("https")), tls_files=tls_files)
@@ -139,6 +109,8 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None, runner=None):
     """Run every cell with a progress bar per cell (counting steps) and one for all cells;
     with ``sampler`` (``--auto-sample``) add rounds until it says stop. ``runner``: a runner
     made by the caller (``app``'s), else a :class:`harness.drive.runner.Runner`. Returns the cells."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from harness.drive.runner import Runner
 
     runner = runner or Runner(plan, run_dir, argv=sys.argv)
@@ -235,30 +207,30 @@ def auto_sampler(auto_sample: Optional[str], timeout: Optional[str]) -> Optional
 
 def run(
     browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s) to run, comma-separated: {', '.join(BROWSERS)}. Default: every one installed."),
-    workload: Optional[List[str]] = typer.Option(None, "--workload", "-w", help="Workload(s) from workloads/. Default: the default suite (decode-loop)."),
-    variant: Optional[List[str]] = typer.Option(None, "--variant", "-v", help="Variant(s) of the workload. Default: the manifest's default variants (decode-loop: fresh, reuse)."),
-    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Model profile from the workload's manifest. Default: the manifest's default profile."),
-    tokens: int = typer.Option(64, "--tokens", "-n", help="Tokens (steps) to run per cell."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. Default: <timestamp>/ under $WEBGPU_HARNESS_RUNS, else a clone's reports/runs/, else ./webgpu-harness-runs/."),
+    workload: Optional[List[str]] = O.WORKLOAD,
+    variant: Optional[List[str]] = O.VARIANT,
+    profile: Optional[str] = O.PROFILE,
+    tokens: int = O.TOKENS,
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. " + output_default()),
     headed: bool = typer.Option(False, "--headed", help="Show the browser window (needs a display)."),
     browser_path: Optional[str] = typer.Option(None, "--browser-path", help="Browser executable to launch instead of the one found."),
-    seed: int = typer.Option(1, "--seed", help="Seed of the workload's random weights."),
-    param: Optional[List[str]] = typer.Option(None, "--param", help="Workload parameter KEY=VALUE (repeatable); each workload's manifest.json declares its parameters, and an unknown key or bad value is an error naming the valid ones. KEY=A,B,C sweeps a number, bool or enum parameter: one configuration per value, like variants (a list parameter's commas are its items)."),
-    repeat: int = typer.Option(1, "--repeat", help="Repetitions of every cell (fresh browser context each, round-robin)."),
+    seed: int = O.SEED,
+    param: Optional[List[str]] = O.PARAM,
+    repeat: int = O.REPEAT,
     memory_interval_ms: int = typer.Option(250, "--memory-interval-ms", help="Period of the per-process RSS/USS sampler (ms)."),
     step_timeout_s: float = typer.Option(120.0, "--step-timeout-s", help="Fail a cell when no sample arrives for this long (s)."),
-    no_probes: bool = typer.Option(False, "--no-probes", help="Don't wrap WebGPU calls (timing only; counts recorded as missing)."),
+    no_probes: bool = O.NO_PROBES,
     browser_arg: Optional[List[str]] = typer.Option(None, "--browser-arg", help="Extra browser command-line flag (repeatable)."),
     without_flag: Optional[List[str]] = typer.Option(None, "--without-flag", help="Drop one of the driver's default flags, e.g. --without-flag=--enable-unsafe-webgpu (repeatable)."),
-    webgpu: str = typer.Option("auto", "--webgpu", help="auto: the browser's WebGPU, emulated where it has none (WebKitGTK); real: never emulate (no WebGPU → skipped); emulated: always the JS emulation (modeled native memory)."),
-    emulation_bytes_per_stage: Optional[int] = typer.Option(None, "--emulation-bytes-per-stage", help="Emulated WebGPU: modeled native bytes per shader stage with bindings, at least (default: the emulation's, one 16 KiB page; WebKit BindGroup.mm)."),
-    emulation_page_bytes: Optional[int] = typer.Option(None, "--emulation-page-bytes", help="Emulated WebGPU: round each stage's argument buffer up to this (0: no rounding; default: the emulation's, 16 KiB)."),
-    emulation_option: Optional[List[str]] = typer.Option(None, "--emulation-option", help="Emulated WebGPU: another installEmulatedWebGPU option KEY=VALUE (repeatable), e.g. reportCostToJs=true, retainWrappersUntilDone=true, completion=microtask. See web/emulation/webgpu-emulated.js."),
-    model: Optional[Path] = typer.Option(None, "--model", help="ort-decode: a local ONNX decoder (Transformers.js / onnxruntime-genai layout); ort-run: any local ONNX model. External data beside it. Instead of the built-in fixtures."),
-    ort_version: Optional[str] = typer.Option(None, "--ort-version", help="ort-decode, ort-run: onnxruntime-web version to load from ./node_modules, a clone's node_modules or the per-user cache of `webgpu-harness setup` (default: the pinned 1.31.0-dev.20260914-8d85527a0)."),
-    ort_dist: Optional[Path] = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder (e.g. a local build's js/web/dist) or the package folder holding it, instead of an installed one."),
-    workloads_dir: Optional[List[Path]] = typer.Option(None, "--workloads-dir", help="A folder of your own workloads (one per subfolder, or one workload itself; manifest contract: workloads/README.md), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS (os.pathsep-separated)."),
-    memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the token at which the content process (RSS + modeled native bytes) would exceed it (iOS killed the page at 2,048 MB in the field report). Default off."),
+    webgpu: str = O.WEBGPU,
+    emulation_bytes_per_stage: Optional[int] = O.EMULATION_BYTES_PER_STAGE,
+    emulation_page_bytes: Optional[int] = O.EMULATION_PAGE_BYTES,
+    emulation_option: Optional[List[str]] = O.EMULATION_OPTION,
+    model: Optional[Path] = O.MODEL,
+    ort_version: Optional[str] = O.ORT_VERSION,
+    ort_dist: Optional[Path] = O.ORT_DIST,
+    workloads_dir: Optional[List[Path]] = O.WORKLOADS_DIR,
+    memory_budget: Optional[str] = O.MEMORY_BUDGET,
     gc_checkpoints: int = typer.Option(0, "--gc-checkpoints", help="Force a full garbage collection in the worker every N tokens where the browser allows (Chromium: DevTools HeapProfiler.collectGarbage) and record what survives; 0 = never."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh') or a .toml file of them (repeatable); exit 1 when one fails. Grammar: README, Budgets."),
     auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
@@ -276,26 +248,24 @@ def run(
     key: Optional[Path] = typer.Option(None, "--key", help="--https: PEM private key of --cert."),
 ):
     """Run workloads in browsers, record every sample, write tables, statistics and an HTML report."""
+    cell_options = O.picked(locals())
+    started = time.monotonic()
     require_measure_extra()
     from harness.verdicts import budgets as B
 
-    sigterm_as_interrupt()
     with bad_input():
         budgets = B.load(list(budget or []))
         sampler = auto_sampler(auto_sample, timeout)
         plan, run_dir = build_plan(
-            browser=browser, workload=workload, variant=variant, profile=profile, tokens=tokens, output=output,
-            headed=headed, browser_path=browser_path, seed=seed, param=param, repeat=repeat,
-            memory_interval_ms=memory_interval_ms, step_timeout_s=step_timeout_s, no_probes=no_probes,
-            browser_arg=browser_arg, without_flag=without_flag, webgpu=webgpu,
-            emulation_bytes_per_stage=emulation_bytes_per_stage, emulation_page_bytes=emulation_page_bytes,
-            emulation_option=emulation_option, model=model, ort_version=ort_version, memory_budget=memory_budget,
-            workloads_dir=workloads_dir, ort_dist=ort_dist,
+            output=output, browser=browser, headed=headed, browser_path=browser_path,
+            memory_interval_ms=memory_interval_ms, step_timeout_s=step_timeout_s, browser_arg=browser_arg,
+            without_flag=without_flag, gc_checkpoints=gc_checkpoints,
             reach=dict(webdriver_url=webdriver_url, capabilities=capabilities, connect=connect,
                        cdp_url=cdp_url, public_url=public_url, host=host, port=port, https=https,
                        cert=cert, key=key),
-            gc_checkpoints=gc_checkpoints)
+            **cell_options)
         B.check_references(budgets, plan.workloads)
+    sigterm_as_interrupt()  # from here on something runs: Ctrl-C and SIGTERM end it with a report
     if plan.public_url and (warning := reach_plan.insecure_context_warning([plan.public_url])):
         err.print(f"warning: {warning}", highlight=False, markup=False)
     ensure_tls(plan)
@@ -318,3 +288,13 @@ def run(
         err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
         raise typer.Exit(130)
     exit_on_outcome(cells, analysis, allow_skipped)
+    say(done_line(cells, time.monotonic() - started, run_dir))
+
+
+def done_line(cells, seconds: float, run_dir: Path) -> str:
+    """The last line of a run that succeeded: ``done: 4 of 4 cells ok in 47 s; report: …``."""
+    ok = sum(c.status == "ok" for c in cells)
+    skipped = sum(c.status == "skipped" for c in cells)
+    took = f"{seconds:.0f} s" if seconds < 120 else f"{seconds // 60:.0f} min {seconds % 60:.0f} s"
+    return (f"done: {ok} of {len(cells)} cells ok" + (f", {skipped} skipped" if skipped else "")
+            + f" in {took}; report: {run_dir / 'report.html'}")

@@ -1,12 +1,16 @@
 """``webgpu-harness serve``: serve the workloads for a browser you open yourself (a phone, a
 browser the harness cannot drive); samples are recorded into a run folder as with ``run``.
 
-Prints one URL per cell, and a QR code of the index page (or of the only cell) for a phone.
+Every option of ``run`` that shapes a cell is taken here too, from the same definitions
+(harness/cli/options.py): ``--param`` with its sweeps, ``--repeat``, ``--webgpu`` and the
+emulation's options, ``--memory-budget``, ``--model``… Prints the index page's URL (one row per
+configuration, a link per repetition), one URL per cell, and a QR code of the index page (or of
+the only cell) for a phone.
 ``--https`` serves TLS with a certificate made on first use (harness/serve/tls.py) or
 ``--cert/--key``; a phone needs it (WebGPU and cross-origin isolation need a secure context)
 and ``--host 0.0.0.0`` (the server binds to loopback unless asked). Stop with Ctrl-C (or
-SIGTERM): the folder is then analysed like a run (harness/pipeline.py); cells never opened are
-recorded as skipped, unfinished ones as failed.
+SIGTERM): the folder is then analysed and summarised like a run's (harness/pipeline.py); cells
+never opened are recorded as skipped, unfinished ones as failed.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ import typer
 
 from harness import plan as P
 from harness import reach as reach_plan
-from harness.cli.common import bad_input, err, fail, finish, require_measure_extra, runs_dir, say, timestamped
-from harness.cli.run import sigterm_as_interrupt
+from harness.cli import options as O
+from harness.cli.common import (bad_input, err, fail, finish, output_default, require_measure_extra, runs_dir, say,
+                                 timestamped)
+from harness.cli.run import cell_label, sigterm_as_interrupt
 from harness.serve import tls, urls
-from harness.workloads import served_roots
 
 
 def certificates(host: str, public_url: str | None):
@@ -37,11 +42,13 @@ def certificates(host: str, public_url: str | None):
     return tls.ensure(tls.names_for(host, extra))
 
 
-def print_urls(bases: list[str], cells: list[str], token: str | None = None) -> None:
-    """One line per base URL and cell (harness/serve/urls.py ``runner_url``, with the run's token)."""
+def print_urls(bases: list[str], cells: list, token: str | None = None) -> None:
+    """The index page's URL, then one line per base URL and cell: its configuration, repetition
+    and runner page (harness/serve/urls.py ``runner_url``, with the run's token)."""
+    say(f"index of every configuration: {urls.index_url(bases[0], token)}")
     for base in bases:
         for cell in cells:
-            say(f"  {urls.runner_url(base, cell, token)}")
+            say(f"  {cell_label(cell)} r{cell.repetition}: {urls.runner_url(base, cell.cell, token)}")
 
 
 def show_qr(url: str) -> None:
@@ -77,11 +84,24 @@ def settle_served_cells(runner) -> None:
 
 
 def serve(
-    workload: Optional[List[str]] = typer.Option(None, "--workload", "-w", help="Workload(s) to offer."),
-    variant: Optional[List[str]] = typer.Option(None, "--variant", "-v", help="Variant(s)."),
-    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Model profile."),
-    tokens: int = typer.Option(64, "--tokens", "-n", help="Tokens per cell."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder for the samples."),
+    workload: Optional[List[str]] = O.WORKLOAD,
+    variant: Optional[List[str]] = O.VARIANT,
+    profile: Optional[str] = O.PROFILE,
+    tokens: int = O.TOKENS,
+    seed: int = O.SEED,
+    param: Optional[List[str]] = O.PARAM,
+    repeat: int = O.REPEAT,
+    no_probes: bool = O.NO_PROBES,
+    webgpu: str = O.WEBGPU,
+    emulation_bytes_per_stage: Optional[int] = O.EMULATION_BYTES_PER_STAGE,
+    emulation_page_bytes: Optional[int] = O.EMULATION_PAGE_BYTES,
+    emulation_option: Optional[List[str]] = O.EMULATION_OPTION,
+    model: Optional[Path] = O.MODEL,
+    ort_version: Optional[str] = O.ORT_VERSION,
+    ort_dist: Optional[Path] = O.ORT_DIST,
+    workloads_dir: Optional[List[Path]] = O.WORKLOADS_DIR,
+    memory_budget: Optional[str] = O.MEMORY_BUDGET,
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder for the samples. " + output_default("-serve")),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only; 0.0.0.0: every interface, for a phone on the network, with a printed warning: every URL carries the run's token)."),
     port: Optional[int] = typer.Option(None, "--port", help="Port (default: --public-url's, else a free one)."),
     label: str = typer.Option("manual", "--label", help="Browser label recorded for these cells (e.g. iphone15)."),
@@ -90,33 +110,27 @@ def serve(
     key: Optional[Path] = typer.Option(None, "--key", help="--https: PEM private key of --cert."),
     public_url: Optional[str] = typer.Option(None, "--public-url", help="Base URL the browser uses to reach this machine (a tunnel, a name), printed instead of the bound address."),
     qr: bool = typer.Option(True, "--qr/--no-qr", help="Show the index page's URL as a QR code in the terminal."),
-    workloads_dir: Optional[List[Path]] = typer.Option(None, "--workloads-dir", help="A folder of your own workloads (as for run), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS."),
-    ort_dist: Optional[Path] = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder or its package folder (as for run)."),
 ):
     """Serve the workloads for a browser you open yourself; samples are still recorded."""
+    cell_options = O.picked(locals())
     require_measure_extra()
-    from harness.drive.runner import Runner, cell_config
-    from harness.serve import access
-    from harness.serve.app import ServerThread, create_app, default_roots
-
     with bad_input():
-        P.check_range(tokens, 1, 100_000, "--tokens")
+        cells = O.resolve(**cell_options)
         port, tls_files = reach_plan.check_serving(host, port, public_url, https, cert, key)
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", label):
             raise P.PlanError(f"--label {label!r} must be 1-40 letters, digits, '-' or '_' (it becomes part of cell ids and URLs)")
-        wls, variants, profiles = P.resolve_workloads(workload, variant, profile, workloads_dir)
-        params: dict = {}
-        P.check_kv_capacity(wls, profiles, tokens, params)
-        extra_roots = P.engine_params(wls, profiles, params, None, None, ort_dist)
-        extra_roots.update(served_roots(wls))
         run_dir = P.check_new_run_dir(output or timestamped(runs_dir(), "-serve"))
-    plan = P.RunPlan(browsers=[label], workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
-                     workload_params=params, extra_roots=extra_roots)
+    from harness.drive.runner import Runner, cell_config  # valid input only: the server and the drivers
+    from harness.serve import access
+    from harness.serve.app import ServerThread, create_app, default_roots
+
+    plan = P.RunPlan(browsers=[label], **cells.plan_fields(), host=host, port=port,
+                     public_url=(public_url or "").rstrip("/") or None, https=https)
     runner = Runner(plan, run_dir, argv=sys.argv)
     for cell in runner.cells:
         runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan, runner.token))
     runner.write_manifest()
-    app = create_app(runner.store, {**default_roots(), **extra_roots}, token=runner.token,
+    app = create_app(runner.store, {**default_roots(), **plan.extra_roots}, token=runner.token,
                      hosts=access.allowed_hosts(host, [public_url] if public_url else []))
     try:
         certs = None
@@ -144,7 +158,7 @@ def serve(
         say(f"serving at {', '.join(bases)}  (bound to {host}:{server.port}; samples → {run_dir}/samples.jsonl)")
         if warning := reach_plan.insecure_context_warning(bases):
             say(f"warning: {warning}")
-        print_urls(bases, [c.cell for c in runner.cells], runner.token)
+        print_urls(bases, runner.cells, runner.token)
         if certs is not None:
             say(f"certificate: {', '.join(certs.made) or 'cached'} in {certs.cert.parent} (names: {', '.join(certs.names)})")
             say(f"  on a phone, trust it once: open {bases[0]}{tls.CA_ROUTE}, install the profile, then Settings › "
@@ -166,4 +180,4 @@ def serve(
     runner.mark_unfinished("serve stopped before this cell finished")
     runner.write_manifest()
     runner.store.close()
-    finish(run_dir, summary=False)
+    finish(run_dir)  # summary, differences and report as after `run`

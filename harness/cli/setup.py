@@ -11,9 +11,12 @@ clone (scripts/setup.sh calls it) and for a ``pip install``.
    - elsewhere: says what to install.
 2. The pinned npm packages of the shipped package-lock.json (onnxruntime-web …): ``npm ci`` into
    the per-user cache (harness/npm.py), unless a clone's node_modules or the cache has them.
+   With ``--clone-npm`` (scripts/setup.sh, ``make run``/``make test``), a clone gets its own
+   ``node_modules`` instead, devDependencies included (the test apps' Transformers.js, esbuild),
+   again whenever package-lock.json or .npmrc changed.
 
-Exit 0 when everything is there afterwards, 1 when something is still missing (each line says
-what and how to install it).
+It prints one line per phase, in order, and ``setup: done`` last. Exit 0 when everything is
+there afterwards, 1 when something is still missing (each line says what and how to install it).
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from typing import Callable
 
 import typer
 
-from harness.cli.common import err, say
+from harness import locations
+from harness.cli.common import err, fail, say
 
 #: Google Chrome's executable on macOS (the chromium family on a Mac).
 MAC_CHROME = Path("/Applications/Google Chrome.app/Contents/MacOS/Google Chrome")
@@ -144,12 +148,44 @@ def npm_packages(dry_run: bool) -> list[str]:
     return []
 
 
+#: The clone's stamp of its last ``npm ci``: a hash of package-lock.json and .npmrc (scripts/setup.sh).
+CLONE_NPM_STAMP = ".webgpu-harness-lock"
+
+
+def clone_npm(root: Path, dry_run: bool) -> list[str]:
+    """``npm ci`` in the clone ``root`` (devDependencies included) unless its node_modules was
+    installed from the same package-lock.json and .npmrc (:data:`CLONE_NPM_STAMP`). Returns what
+    is still missing."""
+    import hashlib
+
+    lock_sum = hashlib.sha256((root / "package-lock.json").read_bytes()
+                              + ((root / ".npmrc").read_bytes() if (root / ".npmrc").exists() else b"")).hexdigest()
+    stamp = root / "node_modules" / CLONE_NPM_STAMP
+    if stamp.exists() and stamp.read_text().strip() == lock_sum:
+        say(f"setup: npm packages: the clone's node_modules is up to date with package-lock.json ({root / 'node_modules'})")
+        return []
+    npm = shutil.which("npm")
+    if npm is None:
+        return ["npm (npm ci of the pinned onnxruntime-web): apt-get install -y npm, or Node.js with npm"]
+    say(f"setup: npm packages: npm ci in the clone ({root})")
+    if dry_run:
+        return []
+    if subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=root).returncode != 0:
+        return [f"npm packages: npm ci in {root} failed (its output is above)"]
+    stamp.write_text(lock_sum + "\n")
+    return []
+
+
 def setup(
     system: bool = typer.Option(True, "--system/--no-system", help="Install missing browsers and drivers with the platform's package manager (Debian: apt-get; macOS: says what to install)."),
     npm_cache: bool = typer.Option(True, "--npm/--no-npm", help="npm ci the pinned npm packages (onnxruntime-web) into the per-user cache."),
+    clone_npm_ci: bool = typer.Option(False, "--clone-npm", hidden=locations.clone_root() is None, help="In a clone: npm ci into the clone's own node_modules, with the test suite's devDependencies, instead of the per-user cache (scripts/setup.sh)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be installed; install nothing."),
 ):
     """Install the browsers, drivers and npm packages the harness needs (Debian: apt-get; macOS: says what to install)."""
+    clone = locations.clone_root()
+    if clone_npm_ci and clone is None:
+        fail("--clone-npm needs a clone of the repository (this is an installed wheel): leave it out")
     todo: list[str] = []
     if system:
         if sys.platform == "darwin":
@@ -158,7 +194,9 @@ def setup(
             todo += install_debian(dry_run)
         else:
             todo += other_system()
-    if npm_cache:
+    if npm_cache and clone_npm_ci:
+        todo += clone_npm(clone, dry_run)
+    elif npm_cache:
         todo += npm_packages(dry_run)
     for line in todo:
         err.print(f"missing: {line}", highlight=False, markup=False, emoji=False, soft_wrap=True)

@@ -7,6 +7,7 @@ system Chromium (Debian package ``chromium``: ``/usr/bin/chromium``) via ``execu
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -44,10 +45,8 @@ class ChromiumDriver(BrowserDriver):
                 raise BrowserNotFound(f"--browser-path {browser_path} is not an executable file (give the browser "
                                       "program itself, e.g. /usr/bin/chromium)")
             return Located(self.name, browser_path, "playwright")
-        try:
-            import playwright  # noqa: F401
-        except ImportError as exc:
-            raise BrowserNotFound("the Python package playwright is missing: pip install playwright") from exc
+        if importlib.util.find_spec("playwright") is None:  # found, not imported: locate() is part of validation
+            raise BrowserNotFound("the Python package playwright is missing: pip install playwright")
         pw_path = _playwright_chromium()
         if pw_path:
             return Located(self.name, pw_path, "playwright", ["Playwright-installed Chromium"])

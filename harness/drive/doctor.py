@@ -6,12 +6,21 @@ from harness.drive.base import BrowserDriver, Located
 from harness.serve.app import ServerThread, create_app
 from harness.store.store import SampleStore
 
+#: The default adapter as JSON: ``description`` (one line: vendor, architecture, description, or
+#: ``none: <why>``), and where there is one its ``info`` (GPUAdapterInfo's fields), ``features``,
+#: ``limits`` (GPUSupportedLimits) and the WGSL language features (WebGPU spec §4.2, §3.6, §4.4).
 ADAPTER_JS = """(async () => {
-  if (!navigator.gpu) return 'none: navigator.gpu is ' + (navigator.gpu === null ? 'null' : 'undefined');
+  if (!navigator.gpu) return {description: 'none: navigator.gpu is ' + (navigator.gpu === null ? 'null' : 'undefined')};
   const a = await navigator.gpu.requestAdapter();
-  if (!a) return 'none: requestAdapter() returned null';
+  if (!a) return {description: 'none: requestAdapter() returned null'};
   const i = a.info || {};
-  return [i.vendor, i.architecture, i.description].filter(Boolean).join(' ') || 'adapter (no info)';
+  const plain = (o) => { const out = {}; for (const k in o) { const v = o[k]; if (typeof v !== 'function') out[k] = v; } return out; };
+  return {
+    description: [i.vendor, i.architecture, i.description].filter(Boolean).join(' ') || 'adapter (no info)',
+    info: plain(i), features: [...a.features].sort(), limits: plain(a.limits),
+    wgslLanguageFeatures: [...(navigator.gpu.wgslLanguageFeatures || [])].sort(),
+    isFallbackAdapter: a.isFallbackAdapter ?? null,
+  };
 })()"""
 
 
@@ -51,10 +60,18 @@ def evaluate_on_local_page(driver: BrowserDriver, expression: str, located: Loca
             store.close()
 
 
+def adapter_details(driver: BrowserDriver, located: Located) -> tuple[str, dict]:
+    """Ask the browser for a WebGPU adapter on an isolated local page. Returns (browser version,
+    :data:`ADAPTER_JS`'s object: ``description`` always, ``info``/``features``/``limits``/
+    ``wgslLanguageFeatures`` when there is an adapter). Raises on launch failure."""
+    version, adapter = evaluate_on_local_page(driver, ADAPTER_JS, located)
+    return version, adapter if isinstance(adapter, dict) else {"description": str(adapter)}
+
+
 def probe_adapter(driver: BrowserDriver, located: Located) -> tuple[str, str]:
     """Ask the browser for a WebGPU adapter on an isolated local page.
 
     Returns (browser version, adapter description or ``none: <why>``). Raises on launch failure.
     """
-    version, adapter = evaluate_on_local_page(driver, ADAPTER_JS, located)
-    return version, str(adapter)
+    version, adapter = adapter_details(driver, located)
+    return version, str(adapter.get("description"))

@@ -122,6 +122,11 @@ def endpoint(kind: str, url: str, timeout: float = 10) -> Row:
 
 
 def rows(endpoints: list[tuple[str, str]] | None = None) -> list[Row]:
-    """Every check, in order; ``endpoints``: (kind, url) pairs to check as well."""
-    out = [process_memory(), safari_processes(), https_certificates(), qr_codes(), selenium_grid()]
+    """Every check, in order; ``endpoints``: (kind, url) pairs to check as well. The Selenium
+    Grid row is the test suite's (tests/e2e/test_remote.py): shown in a clone only, where the
+    tests are."""
+    from harness import locations
+
+    grid = [selenium_grid()] if locations.clone_root() is not None else []
+    out = [process_memory(), safari_processes(), https_certificates(), qr_codes(), *grid]
     return out + [endpoint(k, u) for k, u in endpoints or []]

@@ -126,6 +126,11 @@ def cell_config(cell: Cell, wl: Workload, plan: RunPlan, token: str | None = Non
         "emulation_options": plan.emulation_options,
         "params": {**params, "workload": wl.name, "variant": cell.variant,
                    "profileName": cell.profile, "profile": profile, "tokens": cell.tokens, "seed": cell.seed},
+        # what the serve index page lists (harness/serve/app.py): the configuration and repetition,
+        # and the --param values this cell got (a sweep's own value included)
+        "sweep": dict(cell.sweep),
+        "repetition": cell.repetition,
+        "given_params": {k: cell.params[k] for k in plan.params if k in cell.params},
     }
 
 

@@ -169,8 +169,7 @@ def default_target() -> tuple[Path, Path, Path]:
     """The index of the default output places (harness/locations.py): a clone's
     ``reports/runs`` and ``reports/compare`` → ``reports/index.html``; elsewhere
     ``./webgpu-harness-runs/`` (comparisons in its ``compare/``) → its ``index.html``."""
-    runs, comps = locations.runs_dir(), locations.compare_dir()
-    return runs, comps, (runs.parent if runs.name == RUNS else runs) / "index.html"
+    return locations.runs_dir(), locations.compare_dir(), locations.index_file()
 
 
 def target_for(folder: Path) -> tuple[Path, Path, Path] | None:

@@ -7,7 +7,8 @@ Every response carries ``Cross-Origin-Opener-Policy: same-origin`` and
 ``performance.measureUserAgentSpecificMemory``).
 
 Routes:
-  GET  /                          index of registered cells (for ``webgpu-harness serve``; token)
+  GET  /                          index of registered cells by configuration, a link per repetition
+                                  (for ``webgpu-harness serve``; token)
   GET  /web/..., /workloads/..., /node_modules/<name>/..., /ort/<version>/...   static files
                                   (404 outside those roots)
   GET  /<prefix>/<name>           single files (``files``: a ``--model`` and the external data
@@ -79,6 +80,39 @@ def default_roots() -> dict[str, Path]:
     return {**DEFAULT_ROOTS, **npm.served_roots()}
 
 
+def configuration_of(config: dict) -> str:
+    """``decode-loop/fresh [tiny] max_pending_dispatches=1``: a registered cell's configuration
+    (its cell config, harness/drive/runner.py ``cell_config``) without the repetition."""
+    p = config.get("params") or {}
+    profile = f" [{p['profileName']}]" if p.get("profileName") else ""
+    sweep = ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in (config.get("sweep") or {}).items())
+    return f"{p.get('workload')}/{p.get('variant')}{profile}" + (f" {sweep}" if sweep else "")
+
+
+def index_page(store: SampleStore, token: str | None) -> str:
+    """The serve index: one row per configuration (workload, variant, profile, sweep point) with
+    a link per repetition, the tokens, the WebGPU mode and the --param values it was given."""
+    groups: dict[str, list[tuple[int, str, dict]]] = {}
+    for cell in store.cells:
+        config = store.config(cell)
+        groups.setdefault(configuration_of(config), []).append((config.get("repetition") or 0, cell, config))
+    rows = []
+    for name, cells in groups.items():
+        first = cells[0][2]
+        links = " ".join(f'<a href="{html.escape(access.runner_url("", cell, token))}" title="{html.escape(cell)}">'
+                         f'r{rep}</a>' for rep, cell, _ in sorted(cells))
+        given = ", ".join(f"{k}={v}" for k, v in (first.get("given_params") or {}).items()) or "defaults"
+        webgpu = first.get("webgpu", "auto") + ("" if first.get("probes", True) else ", probes off")
+        rows.append(f"<tr><td>{html.escape(name)}</td><td>{links}</td>"
+                    f"<td>{html.escape(str((first.get('params') or {}).get('tokens', '')))}</td>"
+                    f"<td>{html.escape(webgpu)}</td><td>{html.escape(given)}</td></tr>")
+    return ("<!doctype html><meta charset=utf-8><title>webgpu-harness</title>"
+            f"<h1>Configurations ({len(groups)}; {len(store.cells)} cells)</h1>"
+            "<p>Open each repetition once; its samples go to the run folder of <code>webgpu-harness serve</code>.</p>"
+            "<table border=1 cellpadding=4><tr><th>configuration</th><th>repetitions</th><th>tokens</th>"
+            "<th>WebGPU</th><th>--param</th></tr>" + "".join(rows) + "</table>")
+
+
 def _token_of(request: Request) -> str | None:
     return request.headers.get(access.TOKEN_HEADER) or request.query_params.get(access.TOKEN_PARAM)
 
@@ -112,11 +146,7 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None, token: 
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:
-        rows = "".join(
-            f'<li><a href="{html.escape(access.runner_url("", c, token))}">{html.escape(c)}</a></li>'
-            for c in store.cells
-        )
-        return f"<!doctype html><title>webgpu-harness</title><h1>Cells</h1><ul>{rows}</ul>"
+        return index_page(store, token)
 
     @app.get("/api/cells/{cell}")
     def cell_config(cell: str) -> dict:

@@ -15,10 +15,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from harness.stats.metrics import CELL_STEP_METRICS, STEP_SLOPES, TOKEN_METRICS
-
-#: Default warm-up: token 0 is excluded (RESULTS.md: "tokens after the first").
-DEFAULT_WARMUP = 1
+from harness.stats.metrics import CELL_STEP_METRICS, DEFAULT_WARMUP, STEP_SLOPES, TOKEN_METRICS  # noqa: F401 (DEFAULT_WARMUP: here too)
 
 
 # ----------------------------------------------------------------------------------------------

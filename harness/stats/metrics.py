@@ -13,6 +13,10 @@ import re
 
 from harness.store import catalog
 
+#: Default warm-up: token 0 is excluded (RESULTS.md: "tokens after the first"). Here, in the
+#: catalog (no numpy), so that the command line's defaults need no pandas.
+DEFAULT_WARMUP = 1
+
 #: Per-token metrics: name → (steps.csv column, unit): the two times, then every counter of the
 #: catalog that names a metric (web/probes/catalog.js).
 TOKEN_METRICS: dict[str, tuple[str, str]] = {

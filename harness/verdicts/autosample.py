@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from harness.stats.run import Difference
+if TYPE_CHECKING:  # annotations only: parsing --auto-sample needs no pandas/scipy
+    from harness.stats.run import Difference
 
 #: tachometer's default --timeout: 3 minutes of auto-sampling.
 DEFAULT_TIMEOUT_MIN = 3.0

@@ -233,18 +233,3 @@ def test_actions_that_fail_fail_the_cell_and_keep_the_samples(apps, tmp_path_fac
     assert cell["status"] == "failed" and cell["reason"].startswith(reason)
     kept = int(cell["reason"].rsplit("; ", 1)[1].split()[0])
     assert kept > 0 and len(steps_of(run, cell["cell"])) == kept, cell["reason"]
-
-
-@pytest.mark.parametrize("args, message", [
-    (["ftp://example.org/"], "is not http:// or https://"),
-    (["http://127.0.0.1:9/", "--step-on", "mapAsync:0"], "--step-on must be"),
-    (["http://127.0.0.1:9/", "-b", "webkit", "--inject", "cdp"], "--inject cdp needs Chromium's DevTools protocol"),
-    (["http://127.0.0.1:9/", "--fill", "#prompt"], "is not SELECTOR=TEXT"),
-    (["http://127.0.0.1:9/", "--click", ""], "--click needs a CSS selector"),
-    (["http://127.0.0.1:9/", "--script", "/no/such/file.py"], "--script /no/such/file.py: no such file"),
-    (["http://127.0.0.1:9/", "--steps", "0"], "--steps must be between"),
-])
-def test_malformed_options_are_one_line_and_exit_2(args, message):
-    r = run_cli("app", *args)
-    lines = [x for x in r.stderr.splitlines() if x.strip()]
-    assert r.returncode == 2 and len(lines) == 1 and message in lines[0], r.stderr

@@ -228,22 +228,3 @@ def test_cdp_endpoint_and_the_browser_outlives_the_run(local, tmp_path):
     c = cell(run, "chromium")
     assert (c["status"], c["driver"], c["endpoint"]) == ("ok", "cdp-remote", url)
     assert "gpu-process" in psutil_types(run, "chromium")
-
-
-@pytest.mark.parametrize("args, words", [  # every case: tests/drive/test_remote_targets.py
-    (["--capabilities", "x.json"], "--webdriver-url"),
-    (["--public-url", "127.0.0.1:8000"], "http(s)://HOST"),
-])
-def test_bad_remote_options_exit_2(args, words, tmp_path):
-    r = run_cli("run", *CELL, *args, run_dir=tmp_path / "r")
-    lines = [x for x in r.stderr.splitlines() if x.strip()]
-    assert r.returncode == 2 and len(lines) == 1 and words in lines[0], r.stderr
-    assert not (tmp_path / "r").exists()
-
-
-def test_bad_capabilities_file_exit_2(tmp_path):
-    caps = tmp_path / "caps.json"
-    caps.write_text(json.dumps({"browserName": "chrome", "chromeOptions": {}}))
-    r = run_cli("run", *CELL, "--webdriver-url", "http://127.0.0.1:1", "--capabilities", str(caps),
-                run_dir=tmp_path / "r")
-    assert r.returncode == 2 and "'chromeOptions' is neither a standard capability" in r.stderr

@@ -119,13 +119,6 @@ def test_webkit_web_process_killed_keeps_samples_and_marks_failed(tmp_path):
     assert "process" in row["reason"] or "WebDriver" in row["reason"]
 
 
-def test_safari_off_macos_is_a_one_line_error(tmp_path):
-    r = run_cli("run", "--browser", "safari", run_dir=tmp_path / "r")
-    assert r.returncode == 2
-    lines = [x for x in r.stderr.splitlines() if x.strip()]
-    assert len(lines) == 1 and "macOS" in lines[0] and "safaridriver" in lines[0]
-
-
 def test_safari_capabilities():
     from harness.drive.safari import safari_options
     from harness.drive.webkit import webkitgtk_options

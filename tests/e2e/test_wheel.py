@@ -221,3 +221,43 @@ def test_installed_wheel_gives_a_pytest_project_the_webgpu_probes_fixture(venv, 
                            env=_env(APP_URL=f"{srv.url}/main-thread/?steps=5"))
     assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
     assert f"harness from {venv.parent}" in r.stdout, r.stdout[-2000:]   # the wheel's plugin, not the clone's
+
+
+#: What only a clone has, or only its test suite: never in an installed wheel's --help or doctor.
+CLONE_ONLY = ("reports/runs", "reports/compare", "reports/index.html", "a clone's", "this clone", "the clone's",
+              "Selenium Grid (tests)", "commit None", "(commit")
+
+
+@pytest.mark.full
+def test_installed_wheels_help_and_doctor_are_true_of_the_wheel(venv, tmp_path):
+    """Issue 20 item 8: every --help default and doctor's lines name the wheel's own places (the
+    current folder's webgpu-harness-runs/, the wheel's files, no clone-only folder, no test-only
+    row, no commit)."""
+    from harness.cli import COMMANDS
+
+    def squeeze(text: str) -> str:  # --help wraps long paths anywhere: compare without white space
+        return "".join(text.split())
+
+    runs = tmp_path / "webgpu-harness-runs"
+    data = venv.parent / "lib"   # the wheel's files are under its site-packages/harness/_data
+    helps = {}
+    for name, _ in COMMANDS:
+        r = _cli(venv, tmp_path, name, "--help")
+        assert r.returncode == 0, (name, r.stderr)
+        helps[name] = squeeze(r.stdout)
+        for bad in CLONE_ONLY + (str(REPO),):
+            assert squeeze(bad) not in helps[name], (name, bad, r.stdout)
+    for name, suffix in (("run", ""), ("app", ""), ("serve", "-serve"), ("merge", "-merged"), ("native", "-native")):
+        assert squeeze(f"Default: {runs}/<YYYYmmdd-HHMMSS>{suffix}/ (./webgpu-harness-runs/ of the current folder") \
+               in helps[name], (name, helps[name])
+    assert squeeze(f"Default: {runs}/compare/<YYYYmmdd-HHMMSS>/") in helps["compare"]
+    assert squeeze(f"Default: {runs}/index.html") in helps["index"]
+    assert "/harness/_data/web/emulation/webgpu-emulated.js" in helps["run"] and squeeze(str(data)) in helps["run"]
+    assert squeeze("load from ./node_modules, the per-user cache") in helps["run"]
+
+    r = _cli(venv, tmp_path, "doctor", timeout=600, COLUMNS="250")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    for bad in CLONE_ONLY + (str(REPO), "None"):
+        assert bad not in r.stdout, (bad, r.stdout)
+    assert f"harness: wheel {venv.parent}" in r.stdout and f"run folders go to {runs}" in r.stdout
+    assert "chromium" in r.stdout and "per-process memory" in r.stdout

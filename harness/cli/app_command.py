@@ -12,6 +12,7 @@ skipped and every budget passes, 1 otherwise, 2 on bad input, 130 when interrupt
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -20,8 +21,9 @@ from typer.core import TyperCommand
 
 from harness import app_plan as A
 from harness import plan as P
-from harness.cli.common import bad_input, err, exit_on_outcome, finish, require_measure_extra, runs_dir, timestamped
-from harness.cli.run import execute, sigterm_as_interrupt
+from harness.cli.common import (bad_input, err, exit_on_outcome, finish, output_default, require_measure_extra, runs_dir,
+                                 say, timestamped)
+from harness.cli.run import done_line, execute, sigterm_as_interrupt
 from harness.drive.registry import BROWSERS
 
 #: ``ctx.meta`` key of the page actions in command-line order (:class:`AppCommand`).
@@ -61,8 +63,8 @@ def build_plan(*, urls, browser, inject, step_on, webgpu, emulation_option, step
         check_step_on(step_on)
     except ValueError as exc:
         raise P.PlanError(str(exc)) from None
-    if webgpu not in ("auto", "real", "emulated"):
-        raise P.PlanError(f"unknown --webgpu {webgpu!r} (valid: auto, real, emulated)")
+    if webgpu not in P.WEBGPU_MODES:
+        raise P.PlanError(f"unknown --webgpu {webgpu!r} (valid: {', '.join(P.WEBGPU_MODES)})")
     if steps is not None:
         P.check_range(steps, 1, 10_000_000, "--steps")
     A.check_positive(duration, "--duration")
@@ -104,7 +106,7 @@ def app(
     fill: Optional[List[str]] = typer.Option(None, "--fill", help="Type into a field: SELECTOR=TEXT (repeatable, in order)."),
     script: Optional[Path] = typer.Option(None, "--script", help="A Python file defining drive(page), called after the actions with the driver's page object (a Playwright Page; the Selenium WebDriver for WebKitGTK and Safari)."),
     repeat: int = typer.Option(1, "--repeat", help="Repetitions of every cell (fresh browser context each)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. Default: <timestamp>/ under $WEBGPU_HARNESS_RUNS, else a clone's reports/runs/, else ./webgpu-harness-runs/."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder. " + output_default()),
     headed: bool = typer.Option(False, "--headed", help="Show the browser window (needs a display)."),
     browser_path: Optional[str] = typer.Option(None, "--browser-path", help="Browser executable to launch instead of the one found."),
     browser_arg: Optional[List[str]] = typer.Option(None, "--browser-arg", help="Extra browser command-line flag (repeatable)."),
@@ -115,11 +117,10 @@ def app(
     allow_skipped: bool = typer.Option(False, "--allow-skipped", help="Exit 0 even when every cell was skipped (no realm made a GPUDevice); without it such a run exits 1, as for run."),
 ):
     """Measure your own web app, unchanged: probes injected into its page and every worker it starts."""
+    started = time.monotonic()
     require_measure_extra()
-    from harness.drive.app_runner import AppRunner
     from harness.verdicts import budgets as B
 
-    sigterm_as_interrupt()
     given = ctx.meta.get(ACTIONS_KEY)
     if given is None:  # called without AppCommand's parse (in-process): the options' own order
         given = [(o, v) for name, o in _ACTION_PARAMS.items()
@@ -132,6 +133,9 @@ def app(
             start_timeout=start_timeout, action_timeout=action_timeout, actions=given, script=script,
             repeat=repeat, output=output, headed=headed, browser_path=browser_path, browser_arg=browser_arg,
             without_flag=without_flag, memory_interval_ms=memory_interval_ms, memory_budget=memory_budget)
+    sigterm_as_interrupt()  # from here on something runs: Ctrl-C and SIGTERM end it with a report
+    from harness.drive.app_runner import AppRunner  # valid input only: it imports the server and the drivers
+
     runner = AppRunner(plan, run_dir, argv=sys.argv)
     try:
         cells = execute(plan, run_dir, runner=runner)
@@ -141,3 +145,4 @@ def app(
         raise typer.Exit(130)
     analysis = finish(run_dir, budgets)
     exit_on_outcome(cells, analysis, allow_skipped)
+    say(done_line(cells, time.monotonic() - started, run_dir))

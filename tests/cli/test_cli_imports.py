@@ -1,0 +1,84 @@
+"""Bad input is answered before the heavy modules load (issue 19, item 3): for every command, a
+fresh interpreter runs the real CLI on a bad option, and after its exit 2 none of scipy, pandas,
+plotly, playwright or selenium is in ``sys.modules``. A measured property of the import graph,
+not a timing (the timing is benchmarks/bad_input.py's, in README).
+
+The cases run one after the other in one interpreter (one start-up instead of one per case): the
+modules a case loads stay loaded, so the first case that loads a heavy module is the one named.
+At the end the same interpreter imports the analysis (harness/pipeline.py) and the Chromium
+driver's session and must then see pandas, scipy, plotly and playwright: the check can fail.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+#: What a bad option must not import (issue 19: "before scipy, pandas, plotly or a driver").
+HEAVY = ("scipy", "pandas", "plotly", "playwright", "selenium")
+
+#: One bad option (or more) per command. ``{t}``: a scratch folder; nothing is ever written in it.
+CASES = [
+    ["run", "--tokens", "0", "-o", "{t}/r"],
+    ["run", "--workload", "nope", "-o", "{t}/r"],
+    ["run", "--browser", "netscape", "-o", "{t}/r"],
+    ["run", "--param", "oops", "-o", "{t}/r"],
+    ["run", "--param", "max_pending_dispatchez=8", "-o", "{t}/r"],
+    ["run", "--emulation-option", "colour=blue", "-o", "{t}/r"],
+    ["run", "--budget", "decode-loop: bogus_metric <= 2", "-o", "{t}/r"],
+    ["run", "--budget", "decode-loop/reuse: ms_per_token <= 0.95 * frseh", "-o", "{t}/r"],
+    ["run", "--auto-sample", "soon", "-o", "{t}/r"],
+    ["run", "-w", "ort-decode", "--model", "{t}/none.onnx", "-o", "{t}/r"],
+    ["run", "--webdriver-url", "http://127.0.0.1:1", "--capabilities", "{t}/none.json", "-o", "{t}/r"],
+    ["app", "http://127.0.0.1:9/", "--steps", "0", "-o", "{t}/r"],
+    ["app", "http://127.0.0.1:9/", "-b", "webkit", "--inject", "cdp", "-o", "{t}/r"],
+    ["serve", "--tokens", "0", "-o", "{t}/r"],
+    ["serve", "--param", "oops", "-o", "{t}/r"],
+    ["report", "{t}/none"],
+    ["report", "tests/analysis/runs/chromium-decode-loop", "--budget", "decode-loop: bogus_metric <= 2"],
+    ["compare", "{t}/none", "{t}/none"],
+    ["compare", "tests/analysis/runs/chromium-decode-loop", "{t}/none"],
+    ["merge", "{t}/none", "-o", "{t}/m"],
+    ["index", "{t}/none"],
+    ["native", "--n", "0", "-o", "{t}/n"],
+    ["doctor", "--workloads-dir", "{t}/none"],
+    ["doctor", "--bundle", "{t}"],
+    ["setup", "--no-such-option"],
+]
+
+SCRIPT = r"""
+import json, sys
+from harness.cli import app
+
+heavy, cases = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+for argv in cases:
+    try:
+        app(argv, prog_name="webgpu-harness")
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    print(json.dumps({"argv": argv, "exit": code, "loaded": [m for m in heavy if m in sys.modules]}), flush=True)
+import harness.pipeline, harness.drive.playwright, playwright.sync_api
+print(json.dumps({"argv": "control", "loaded": [m for m in heavy if m in sys.modules]}), flush=True)
+"""
+
+
+def test_no_heavy_module_is_imported_before_bad_input_is_answered(tmp_path):
+    cases = [[a.format(t=tmp_path) for a in argv] for argv in CASES]
+    r = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(HEAVY), json.dumps(cases)], cwd=REPO,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    results = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+    assert len(results) == len(cases) + 1, r.stdout + r.stderr
+    errors = [x for x in r.stderr.splitlines() if x.startswith("error: ")]
+    for res in results[:-1]:
+        assert res["exit"] == 2, (res, r.stderr)
+        assert res["loaded"] == [], f"{' '.join(res['argv'])} imported {res['loaded']} before exit 2"
+    # every case but setup's unknown option (click's usage error) said what was wrong in one line
+    assert len(errors) == len(cases) - 1, r.stderr
+    assert not list(tmp_path.iterdir()), list(tmp_path.iterdir())    # nothing was written
+    # control: the analysis and the Chromium driver do load them, so the check above can fail
+    assert set(results[-1]["loaded"]) == {"scipy", "pandas", "plotly", "playwright"}, results[-1]
