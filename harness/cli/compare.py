@@ -10,8 +10,8 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import (bad_input, compare_dir, console, output_default, print_budgets, print_comparison,
-                                timestamped, update_index)
+from harness.cli.common import bad_input, compare_dir, console, output_default, timestamped, update_index
+from harness.cli.printing import print_budgets, print_comparison
 from harness.stats.metrics import DEFAULT_WARMUP
 
 

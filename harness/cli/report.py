@@ -12,7 +12,8 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import bad_input, print_budgets, print_differences, print_summary, say, update_index
+from harness.cli.common import bad_input, say, update_index
+from harness.cli.printing import print_budgets, print_differences, print_summary
 
 
 def report(

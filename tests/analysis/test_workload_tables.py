@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from harness import pipeline
-from harness.cli import common
+from harness.cli import common, printing
 from harness.report import format as F
 
 RUNS = Path(__file__).resolve().parent / "runs"
@@ -25,8 +25,8 @@ def _analyse(name: str, out: Path):
     a = pipeline.analyse(RUNS / name, out_dir=out)
     pipeline.write(a)
     with common.console.capture() as cap:
-        common.print_summary(a)
-        common.print_differences(a)
+        printing.print_summary(a)
+        printing.print_differences(a)
     return a, cap.get()
 
 

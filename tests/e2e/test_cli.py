@@ -4,6 +4,7 @@ in process)."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from conftest import load_run, run_cli
 
