@@ -55,6 +55,10 @@ def probe_adapter(driver: BrowserDriver, located: Located) -> tuple[str, str]:
     """Ask the browser for a WebGPU adapter on an isolated local page.
 
     Returns (browser version, adapter description or ``none: <why>``). Raises on launch failure.
+    A family that is not a browser (dawn) answers with its own ``probe_adapter``.
     """
+    own = getattr(driver, "probe_adapter", None)
+    if own is not None:
+        return own(located)
     version, adapter = evaluate_on_local_page(driver, ADAPTER_JS, located)
     return version, str(adapter)
