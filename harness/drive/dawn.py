@@ -252,7 +252,8 @@ def exit_text(code: int) -> str:
 
 class DawnSession(BrowserSession):
     """One Node process per cell (:meth:`open` starts it for the runner page's URL). The host
-    exits 0 once the cell's end was delivered; any other exit is the process dying."""
+    stays up after the cell's end until its standard input is closed (the next :meth:`open` or
+    :meth:`close`), so any exit during a cell is the process dying."""
 
     process_scope = "the cell's Node process (Dawn, its Vulkan driver and the workload run inside it)"
     no_devtools = f"{LABEL}: the harness has no DevTools connection to the Node process"
@@ -270,7 +271,7 @@ class DawnSession(BrowserSession):
         self._log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(host_command(self.located, "--url", url, dawn_flags=self.dawn_flags),
                                      env={**os.environ, **self.located.env}, stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+                                     stdin=subprocess.PIPE, start_new_session=True)  # its end: stdin closed
 
     def pump(self, seconds: float) -> None:
         time.sleep(seconds)
@@ -287,7 +288,7 @@ class DawnSession(BrowserSession):
         if self.proc is None:
             return None
         code = self.proc.poll()
-        if code is None or code == 0:  # 0: the cell's end was delivered (the store has it)
+        if code is None:
             return None
         tail = self.last_output(2)
         return f"node (pid {self.proc.pid}, {LABEL}) exited with {exit_text(code)}" + (f": {tail}" if tail else "")
@@ -301,6 +302,12 @@ class DawnSession(BrowserSession):
         raise RuntimeError(f"{LABEL}: there is no page to evaluate JavaScript in")
 
     def _stop(self) -> None:
+        if self.proc is not None and self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()  # the host's cue to exit (web/dawn/host.js)
+                self.proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         if self.proc is not None and self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGTERM)

@@ -12,6 +12,7 @@
 // Bare specifiers and node: builtins go to Node's own resolution.
 
 import { readFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import { localPath } from './roots.js';
 
 let settings = { origin: null, roots: {} };
@@ -29,6 +30,13 @@ export async function resolve(specifier, context, nextResolve) {
   if (isHttp(parent) && (specifier.startsWith('./') || specifier.startsWith('../') || specifier.startsWith('/'))) {
     return { url: new URL(specifier, parent).href, shortCircuit: true };
   }
+  // a module loaded from a URL that imports a Node builtin (onnxruntime-web's Emscripten glue
+  // imports worker_threads, fs… when it finds itself in Node): Node refuses "remote imports
+  // cannot import from a local location" unless the hook answers for it
+  if (isHttp(parent) && isBuiltin(specifier)) {
+    return { url: specifier.startsWith('node:') ? specifier : `node:${specifier}`, shortCircuit: true };
+  }
+  if (isHttp(parent)) return nextResolve(specifier, { ...context, parentURL: import.meta.url });
   return nextResolve(specifier, context);
 }
 

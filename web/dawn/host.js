@@ -24,8 +24,10 @@
 // SharedArrayBuffer, which onnxruntime-web's wasm heap is. Such data is copied (only the bytes
 // written) into an ordinary ArrayBuffer first. The probes see the call as the workload made it.
 //
-// Exit status: 0 once the cell's end (done, skip or error) was delivered; 1 when the host itself
-// could not start the cell (the reason on stderr).
+// Exit status: 0 once the cell's end (done, skip or error) was delivered — offline at once; with
+// a run server when its standard input closes (the harness ends the process when it moves to the
+// next cell, so an exit is never mistaken for a crash, and a killed harness leaves none behind);
+// 1 when the host itself could not start the cell (the reason on stderr).
 
 import { readFileSync, appendFileSync, readdirSync } from 'node:fs';
 import { register } from 'node:module';
@@ -129,6 +131,16 @@ function installWorkerGlobals(dawn, gpu, workerUrl, fetchRoute) {
   patchWriteBuffer(dawn.globals.GPUQueue);
   globalThis.self = globalThis;
   globalThis.location = new URL(workerUrl);
+  // Emscripten glue (onnxruntime-web's wasm loader) picks its environment from these: a
+  // WorkerGlobalScope means a web worker (wasm and modules fetched by URL, as in the browser);
+  // process.type 'renderer' (Electron's mark of a web page with Node's globals) keeps it off its
+  // Node path (fs and createRequire on import.meta.url), which cannot read the run server's URLs
+  if (typeof globalThis.WorkerGlobalScope === 'undefined') {
+    globalThis.WorkerGlobalScope = class WorkerGlobalScope {
+      static [Symbol.hasInstance](x) { return x === globalThis; }
+    };
+  }
+  process.type = 'renderer';
   Object.defineProperty(globalThis, 'navigator', {
     configurable: true, writable: true,
     value: {
@@ -245,7 +257,13 @@ async function main() {
   const boot = await import(workerUrl);
   boot.start(null);
   const status = await finished;
-  if (launch) process.stdout.write(`${JSON.stringify({ host: 'end', status, outcome: outcome?.kind ?? null })}\n`);
+  if (launch) {
+    process.stdout.write(`${JSON.stringify({ host: 'end', status, outcome: outcome?.kind ?? null })}\n`);
+    return;
+  }
+  await new Promise((resolve) => {
+    process.stdin.on('end', resolve).on('error', resolve).resume();
+  });
 }
 
 main().then(() => process.exit(0), (err) => {
