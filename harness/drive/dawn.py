@@ -85,6 +85,8 @@ def host_script() -> Path:
 def find_node(path: str | None = None) -> tuple[str, str]:
     """``(node executable, version 'v20.20.2')``: ``path`` or ``node`` on PATH. Raises
     :class:`BrowserNotFound` when missing, not runnable or older than :data:`MIN_NODE`."""
+    if path and not Path(path).is_file():
+        raise BrowserNotFound(f"--browser-path {path}: no such file (give the node program); {INSTALL_NODE}")
     exe = path or shutil.which("node") or shutil.which("nodejs")
     if not exe:
         raise BrowserNotFound(f"Node.js not found (no `node` on PATH); {INSTALL_NODE}")

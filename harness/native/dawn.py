@@ -80,7 +80,7 @@ def cell_config(cell: dict[str, Any], manifest: dict[str, Any]) -> dict[str, Any
         "cell": cell["cell"],
         "entry_url": f"/workloads/{manifest['name']}/{manifest.get('entry', 'main.js')}",
         "probes": bool(cell["params"].get("probes", True)),
-        "webgpu": "real",
+        "webgpu": "auto",
         "emulation_module": "/web/emulation/webgpu-emulated.js",
         "emulation_options": {"limits": "webkit-apple7"},
         "params": {**cell["params"], "workload": manifest["name"], "variant": cell["variant"],

@@ -34,6 +34,7 @@ import { register } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { contentType, localPath } from './roots.js';
+import { patchWriteBuffer } from './write-buffer.js';
 
 /** What every sample and report says this engine is. */
 export const ENGINE = 'native Dawn (Node), not a browser';
@@ -91,38 +92,6 @@ function vulkanEnv() {
     icd: e.VK_DRIVER_FILES || e.VK_ICD_FILENAMES || '(the Vulkan loader\'s default search)',
     library_path: e.LD_LIBRARY_PATH || '',
   };
-}
-
-/** Copy of `data` (ArrayBuffer, TypedArray or DataView on a SharedArrayBuffer) as writeBuffer's
- *  (data, dataOffset, size) → a Uint8Array of just the bytes written (WebGPU spec §19.3: offset
- *  and size count elements of a TypedArray, bytes otherwise). */
-export function unsharedCopy(data, dataOffset, size) {
-  const typed = ArrayBuffer.isView(data) && !(data instanceof DataView);
-  const elem = typed ? data.BYTES_PER_ELEMENT : 1;
-  const buffer = ArrayBuffer.isView(data) ? data.buffer : data;
-  const viewStart = ArrayBuffer.isView(data) ? data.byteOffset : 0;
-  const viewBytes = ArrayBuffer.isView(data) ? data.byteLength : data.byteLength;
-  const start = (dataOffset ?? 0) * elem;
-  const bytes = size === undefined ? viewBytes - start : size * elem;
-  if (start < 0 || bytes < 0 || start + bytes > viewBytes) return null; // let the engine raise its own error
-  return new Uint8Array(buffer, viewStart + start, bytes).slice();
-}
-
-function patchWriteBuffer(GPUQueue) {
-  const original = GPUQueue?.prototype?.writeBuffer;
-  if (typeof original !== 'function') return;
-  const isShared = (d) => typeof SharedArrayBuffer === 'function'
-    && (d instanceof SharedArrayBuffer || (ArrayBuffer.isView(d) && d.buffer instanceof SharedArrayBuffer));
-  Object.defineProperty(GPUQueue.prototype, 'writeBuffer', {
-    configurable: true, writable: true,
-    value: function writeBuffer(buffer, bufferOffset, data, dataOffset, size) {
-      if (isShared(data)) {
-        const copy = unsharedCopy(data, dataOffset, size);
-        if (copy) return original.call(this, buffer, bufferOffset, copy);
-      }
-      return original.apply(this, arguments);
-    },
-  });
 }
 
 /** The globals a dedicated worker has and Node lacks (see the module comment). */

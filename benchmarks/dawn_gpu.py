@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""The workloads on native Dawn (Node) on a GPU machine with no network, no Node and none of our
+Python packages: what to carry, the one command there, and how to bring the run folder back.
+
+Here (a clone after ``scripts/setup.sh``; needs xz-compressible files and ``apt-get download``)::
+
+    python3 benchmarks/dawn_gpu.py pack CARRY_DIR        # ~45 MB: see "What is carried"
+
+There (Python ≥ 3.11 with the standard library; psutil used when present), from the folder
+holding CARRY_DIR::
+
+    sh CARRY_DIR/run.sh OUT_DIR [paper|smoke]            # unpack, then the suite into OUT_DIR/dawn-run
+
+That writes an ordinary run folder (manifest.json + samples.jsonl, RESULTS.md) with no run
+server (harness/native/dawn.py: the Dawn host appends the samples itself) and
+``OUT_DIR/dawn-run.tar.gz``. Back here, analyse it and put it beside a local Chromium run::
+
+    webgpu-harness report dawn-run
+    webgpu-harness run -b chromium -w dispatch-overhead,decode-loop -o chromium-run ...
+    webgpu-harness merge chromium-run dawn-run NATIVE_WGPU_RUN -o merged --label chromium-local --label dawn-h200 --label wgpu-h200
+
+What is carried (``pack``): a copy of this clone's ``harness/``, ``web/``, ``workloads/`` (with
+the ONNX fixtures), this script and the files the harness reads beside them; the Node binary
+that runs here (``/usr/bin/node``, xz-compressed; it needs only glibc ≥ 2.28 and libstdc++);
+the npm package ``webgpu`` with only its ``linux-x64/dawn.node`` (xz); onnxruntime-web's
+``package.json`` and the files of its ``webgpu`` bundle (``ort.webgpu.bundle.min.mjs``,
+``ort-wasm-simd-threaded.asyncify.{mjs,wasm}``, the wasm xz-compressed); and Debian's
+``libvulkan1`` package (the Vulkan loader; unpacked into ``/`` there only when ``ldconfig``
+finds no ``libvulkan.so.1``). The GPU's own Vulkan driver (ICD) is the machine's
+(harness/drive/dawn.py looks in the loader's folders and NVIDIA's ``/usr/local/nvidia``).
+
+Suites (``--suite``): ``paper`` — dispatch-overhead (every method, bind groups fresh and
+reused), decode-loop (every variant at ort-field-1.7b and qwen2.5-0.5b), gc-retention (every
+variant), ort-decode (qwen2-24l, every variant) and ort-run (conv-tiny, both variants);
+``smoke`` — one short cell of each kind. Exit status: 0 when every cell is ok or skipped, 1
+when one failed, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+#: Files and folders of the clone the run needs there (harness/locations.py DATA_ITEMS + code).
+REPO_ITEMS = ("harness", "web", "workloads", "benchmarks/__init__.py", "benchmarks/dawn_gpu.py", "pyproject.toml",
+              "RESULTS.md", "package.json", "package-lock.json", ".npmrc")
+#: onnxruntime-web files of the ``webgpu`` bundle (workloads/lib/ort.js BUNDLES) and its metadata.
+ORT_FILES = ("package.json", "dist/ort.webgpu.bundle.min.mjs", "dist/ort-wasm-simd-threaded.asyncify.mjs",
+             "dist/ort-wasm-simd-threaded.asyncify.wasm")
+#: Carried files above this size are xz-compressed (the device tool carries at most 64 MiB).
+COMPRESS_OVER = 4 << 20
+
+
+def suite(name: str):
+    """The cells of a suite (module docstring) as harness.native.dawn Selections."""
+    from harness.native.dawn import Selection
+
+    if name == "smoke":
+        return [Selection("dispatch-overhead", tokens=2, params={"n": 64}, variants=["fresh"]),
+                Selection("decode-loop", variants=["fresh"], tokens=4),
+                Selection("ort-run", tokens=2)]
+    if name != "paper":
+        raise ValueError(f"unknown suite {name!r} (valid: paper, smoke)")
+    out = [Selection("dispatch-overhead", tokens=12, params={"n": 1024}, repeat=2)]
+    for profile in ("ort-field-1.7b", "qwen2.5-0.5b"):
+        out.append(Selection("decode-loop", variants=["fresh", "reuse", "fused", "fused-reuse"], profile=profile,
+                             tokens=128, repeat=3))
+    out += [Selection("gc-retention", tokens=128),
+            Selection("ort-decode", profile="qwen2-24l", tokens=32),
+            Selection("ort-run", variants=["default", "bind-group-cache"], tokens=16)]
+    return out
+
+
+def _xz(src: Path, dst: Path) -> None:
+    with src.open("rb") as fin, lzma.open(dst, "wb", preset=6) as fout:
+        shutil.copyfileobj(fin, fout, 1 << 20)
+
+
+def _copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if src.stat().st_size > COMPRESS_OVER:
+        _xz(src, dst.with_name(dst.name + ".xz"))
+    else:
+        shutil.copy2(src, dst)
+
+
+def pack(into: Path, node: str | None, deb: Path | None) -> int:
+    """Fill ``into`` with what the GPU machine needs (module docstring); returns 0."""
+    from harness import locations, npm
+    from harness.drive.dawn import find_node, find_package
+
+    node_exe, node_version = find_node(node)
+    pkg, pkg_version, binary = find_package()
+    ort_dir, _place = npm.find("onnxruntime-web")
+    if into.exists():
+        shutil.rmtree(into)
+    repo = into / "repo"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "node_modules", "dist")
+    for item in REPO_ITEMS:
+        src = REPO / item
+        if src.is_dir():
+            shutil.copytree(src, repo / item, ignore=ignore if item != "web" else shutil.ignore_patterns("__pycache__"))
+        elif src.exists():
+            (repo / item).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, repo / item)
+    wg = repo / "node_modules" / "webgpu"
+    wg.mkdir(parents=True)
+    for f in ("package.json", "index.js", "LICENSE.md"):
+        shutil.copy2(pkg / f, wg / f)
+    _copy(binary, wg / "dist" / "linux-x64" / "dawn.node")
+    for f in ORT_FILES:
+        _copy(ort_dir / f, repo / "node_modules" / "onnxruntime-web" / f)
+    _copy(Path(node_exe), into / "bin" / "node")
+    debs = into / "debs"
+    debs.mkdir()
+    if deb:
+        shutil.copy2(deb, debs / deb.name)
+    else:
+        subprocess.run(["apt-get", "download", "libvulkan1"], cwd=debs, check=True, capture_output=True)
+    commit = locations.git_commit()
+    (into / "PACKED.json").write_text(json.dumps({
+        "packed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "git_commit": commit,
+        "node": node_version, "webgpu": pkg_version, "onnxruntime_web": json.loads((ort_dir / "package.json").read_text())["version"],
+        "debs": sorted(p.name for p in debs.iterdir())}, indent=2))
+    (into / "run.sh").write_text(f"""#!/bin/sh
+# Made by benchmarks/dawn_gpu.py pack (commit {commit}): the Dawn suite on this machine.
+# usage: sh {into.name}/run.sh OUT_DIR [paper|smoke]
+set -e
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=${{1:?usage: run.sh OUT_DIR [paper|smoke]}}
+python3 "$HERE/repo/benchmarks/dawn_gpu.py" unpack "$HERE"
+python3 "$HERE/repo/benchmarks/dawn_gpu.py" run --carried "$HERE" --out "$OUT/dawn-run" --suite "${{2:-paper}}"
+""")
+    size = sum(p.stat().st_size for p in into.rglob("*") if p.is_file())
+    print(f"packed {into}: {size / 2**20:.1f} MiB (node {node_version}, webgpu {pkg_version}, commit {commit})")
+    return 0
+
+
+def unpack(carried: Path) -> int:
+    """Decompress the ``.xz`` files of ``carried`` in place and, when the system has no Vulkan
+    loader, unpack the carried .deb files into ``/`` (then ldconfig)."""
+    for xz in carried.rglob("*.xz"):
+        out = xz.with_suffix("")
+        if not out.exists():
+            with lzma.open(xz) as fin, out.open("wb") as fout:
+                shutil.copyfileobj(fin, fout, 1 << 20)
+    (carried / "bin" / "node").chmod(0o755)
+    have = "libvulkan.so.1" in subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    if not have:
+        for deb in sorted((carried / "debs").glob("*.deb")):
+            subprocess.run(["dpkg", "-x", str(deb), "/"], check=True)
+        subprocess.run(["ldconfig"], check=False)
+    print(f"unpacked {carried}; Vulkan loader: {'the system one' if have else 'from ' + ', '.join(p.name for p in (carried / 'debs').glob('*.deb'))}",
+          flush=True)
+    return 0
+
+
+def run(carried: Path | None, out: Path, suite_name: str, node: str | None, package: str | None,
+        step_timeout_s: float) -> int:
+    """Run a suite with harness/native/dawn.py into ``out`` (and ``out``.tar.gz)."""
+    from harness.native.dawn import run_offline
+
+    try:
+        selections = suite(suite_name)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    ort = None
+    if carried is not None:
+        node = node or str(carried / "bin" / "node")
+        package = package or str(carried / "repo" / "node_modules" / "webgpu")
+        ort = carried / "repo" / "node_modules" / "onnxruntime-web"
+    t0 = time.monotonic()
+    try:
+        cells = run_offline(out, selections, [sys.executable, *sys.argv], node=node, package_dir=package,
+                            ort_package=ort, step_timeout_s=step_timeout_s, progress=lambda m: print(m, flush=True))
+    except FileExistsError:
+        print(f"error: {out} already holds a run; choose another --out", file=sys.stderr)
+        return 2
+    if carried is not None and (carried / "PACKED.json").exists():
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest["packed"] = json.loads((carried / "PACKED.json").read_text())
+        (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
+    with tarfile.open(out.with_name(out.name + ".tar.gz"), "w:gz") as tar:
+        tar.add(out, arcname=out.name)
+    counts: dict[str, int] = {}
+    for c in cells:
+        counts[c["status"]] = counts.get(c["status"], 0) + 1
+    print(json.dumps({"out": str(out), "seconds": round(time.monotonic() - t0, 1), "status": counts,
+                      "not ok": [{k: c[k] for k in ("cell", "status", "reason")} for c in cells if c["status"] != "ok"]},
+                     indent=2))
+    return 1 if any(c["status"] not in ("ok", "skipped") for c in cells) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("pack", help="here: fill CARRY_DIR with what the GPU machine needs")
+    a.add_argument("into", type=Path)
+    a.add_argument("--node", default=None, help="the Node binary to carry (default: node on PATH)")
+    a.add_argument("--deb", type=Path, default=None, help="a libvulkan1 .deb to carry (default: apt-get download libvulkan1)")
+    u = sub.add_parser("unpack", help="there: decompress and, if needed, install the Vulkan loader")
+    u.add_argument("carried", type=Path)
+    r = sub.add_parser("run", help="there (or here): the suite into --out")
+    r.add_argument("--out", type=Path, required=True, help="run folder to write (must not hold a run)")
+    r.add_argument("--suite", default="paper", help="paper or smoke")
+    r.add_argument("--carried", type=Path, default=None, help="the unpacked CARRY_DIR (Node, the package, onnxruntime-web)")
+    r.add_argument("--node", default=None, help="Node binary (default: the carried one, else node on PATH)")
+    r.add_argument("--webgpu", default=None, help="folder of the npm package webgpu (default: carried, else found)")
+    r.add_argument("--step-timeout-s", type=float, default=180.0, help="fail a cell after this long without a new sample")
+    args = p.parse_args(argv)
+    if args.command == "pack":
+        return pack(args.into, args.node, args.deb)
+    if args.command == "unpack":
+        return unpack(args.carried)
+    return run(args.carried, args.out, args.suite, args.node, args.webgpu, args.step_timeout_s)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
