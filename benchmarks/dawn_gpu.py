@@ -30,8 +30,10 @@ finds no ``libvulkan.so.1``). The GPU's own Vulkan driver (ICD) is the machine's
 (harness/drive/dawn.py looks in the loader's folders and NVIDIA's ``/usr/local/nvidia``).
 
 Suites (``--suite``): ``paper`` — dispatch-overhead (every method, bind groups fresh and
-reused), decode-loop (every variant at ort-field-1.7b and qwen2.5-0.5b), gc-retention (every
-variant), ort-decode (qwen2-24l, every variant) and ort-run (conv-tiny, both variants);
+reused, N = 1024, 12 rounds, 2 repetitions), decode-loop (every variant its manifest declares,
+at ort-field-1.7b and qwen2.5-0.5b, 128 tokens, 3 repetitions), gc-retention (every variant,
+128 tokens), ort-decode (qwen2-24l, every variant, 32 tokens) and ort-run (conv-tiny, every
+variant, 16 runs);
 ``smoke`` — one short cell of each kind. Exit status: 0 when every cell is ok or skipped, 1
 when one failed, 2 on bad input.
 """
@@ -75,17 +77,29 @@ def suite(name: str):
         raise ValueError(f"unknown suite {name!r} (valid: paper, smoke)")
     out = [Selection("dispatch-overhead", tokens=12, params={"n": 1024}, repeat=2)]
     for profile in ("ort-field-1.7b", "qwen2.5-0.5b"):
-        out.append(Selection("decode-loop", variants=["fresh", "reuse", "fused", "fused-reuse"], profile=profile,
-                             tokens=128, repeat=3))
-    out += [Selection("gc-retention", tokens=128),
-            Selection("ort-decode", profile="qwen2-24l", tokens=32),
-            Selection("ort-run", variants=["default", "bind-group-cache"], tokens=16)]
+        out.append(Selection("decode-loop", variants=["all"], profile=profile, tokens=128, repeat=3))
+    out += [Selection("gc-retention", variants=["all"], tokens=128),
+            Selection("ort-decode", variants=["all"], profile="qwen2-24l", tokens=32),
+            Selection("ort-run", variants=["all"], tokens=16)]
     return out
 
 
 def _xz(src: Path, dst: Path) -> None:
-    with src.open("rb") as fin, lzma.open(dst, "wb", preset=6) as fout:
-        shutil.copyfileobj(fin, fout, 1 << 20)
+    """``src`` xz-compressed into ``dst``; compressed once per file version (a cache in the temp
+    folder keyed by path, size and mtime: Node's 95 MB take minutes on a busy machine)."""
+    import hashlib
+    import tempfile
+
+    st = src.stat()
+    key = hashlib.sha256(f"{src.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:20]
+    cached = Path(tempfile.gettempdir()) / "webgpu-harness-dawn-pack" / f"{key}.xz"
+    if not cached.exists():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        part = cached.with_suffix(".part")
+        with src.open("rb") as fin, lzma.open(part, "wb", preset=6) as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
+        part.rename(cached)
+    shutil.copy2(cached, dst)
 
 
 def _copy(src: Path, dst: Path) -> None:
@@ -204,6 +218,84 @@ def run(carried: Path | None, out: Path, suite_name: str, node: str | None, pack
     return 1 if any(c["status"] not in ("ok", "skipped") for c in cells) else 0
 
 
+def _fmt(x, digits: int = 1) -> str:
+    return "—" if x is None or x != x else f"{x:,.{digits}f}"
+
+
+def paper_table(run_dir: Path) -> str:
+    """Here (pandas): the dispatch-overhead paper's measures read from a run folder (any engine,
+    any machine; a merged folder gives one row per machine × browser), as Markdown — the numbers
+    of the report's "Dispatch overhead" section (harness/stats/workloads/dispatch_overhead.py),
+    pooled over repetitions (the mean of per-cell means; ± their spread)."""
+    import statistics
+
+    from harness import tables
+    from harness.report.format import provenance
+    from harness.stats.workloads import dispatch_overhead as D
+
+    t = tables.build(run_dir)
+    n = D.numbers(t) or {"methods": [], "phases": [], "fusion": []}
+
+    def key(row) -> str:
+        return f"{row.get('machine') + ': ' if isinstance(row.get('machine'), str) else ''}{row['browser']} · {row.get('adapter')}"
+
+    def pooled(vals):
+        vals = [v for v in vals if v is not None and v == v]
+        if not vals:
+            return "—"
+        m = statistics.mean(vals)
+        return f"{m:,.1f}" + (f" (±{(max(vals) - min(vals)) / 2:,.1f}, {len(vals)} cells)" if len(vals) > 1 else "")
+
+    out = ["### µs per dispatch by method (mean over rounds after warm-up)", "",
+           "| engine · adapter | bind groups | " + " | ".join(D.METHOD_ORDER[:-1]) + " | kernel only | single-op ÷ sequential |",
+           "| --- | --- |" + " --- |" * (len(D.METHOD_ORDER) + 1)]
+    groups: dict[tuple, list] = {}
+    for m in n["methods"]:
+        groups.setdefault((key(m["row"]), m["row"]["variant"]), []).append(m)
+    for (k, variant), ms in groups.items():
+        cols = [pooled([m["per"].get(c, (None,))[0] for m in ms]) for c in D.METHOD_ORDER[:-1]]
+        kern = pooled([(m["kernel"]["us"] or (None,))[0] for m in ms])
+        out.append(f"| {k} | {variant} | " + " | ".join(cols) + f" | {kern} | {pooled([m['factor'][0] for m in ms])}× |")
+    out += ["", "### Per-phase split of the sequential method (µs per call; share of the sum)", "",
+            "| engine · adapter | bind groups | submit | createCommandEncoder + finish | setBindGroup | setPipeline | "
+            "createBindGroup | beginComputePass + end | dispatchWorkgroups | sum |", "| --- | --- |" + " --- |" * 8]
+    pgroups: dict[tuple, list] = {}
+    for p in n["phases"]:
+        pgroups.setdefault((key(p["row"]), p["row"]["variant"]), []).append(p)
+    for (k, variant), ps in pgroups.items():
+        def ph(*names):
+            vals = [sum(p["phases"].get(x) or 0 for x in names) for p in ps]
+            total = statistics.mean(p["sum"] for p in ps)
+            v = statistics.mean(vals)
+            return f"{v:,.2f} ({100 * v / total:.0f}%)" if total else "—"
+        out.append(f"| {k} | {variant} | {ph('submit')} | {ph('create_command_encoder', 'finish')} | {ph('set_bind_group')} | "
+                   f"{ph('set_pipeline')} | {ph('create_bind_group')} | {ph('begin_compute_pass', 'end')} | "
+                   f"{ph('dispatch_workgroups')} | {statistics.mean(p['sum'] for p in ps):,.2f} |")
+    out += ["", "### decode-loop: fusion and bind group reuse (medians over tokens after the first; one row per repetition)", "",
+            "| engine · adapter | profile | pair | dispatches / token | ms / token | tokens / s | speedup | tokens identical | "
+            "CPU ms / token (to last submit) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for f in n["fusion"]:
+        out.append(f"| {key(f['row'])} | {f['profile']} | {f['pair']} | {_fmt(f['dispatches'][0], 0)} → {_fmt(f['dispatches'][1], 0)} | "
+                   f"{_fmt(f['ms'][0], 2)} → {_fmt(f['ms'][1], 2)} | {_fmt(f['tps'][0])} → {_fmt(f['tps'][1])} | "
+                   f"{_fmt(f['speedup'], 2)}× | {f['identical']} | {_fmt(f['cpu_ms'][0], 2)} → {_fmt(f['cpu_ms'][1], 2)} |")
+    s = t.summary
+    out += ["", "### Bind group reuse and the bind group cache: CPU ms per token saved", "",
+            "| engine · adapter | workload · profile | pair | bind groups / token | CPU ms / token | saved CPU ms / token | ms / token |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for wl, a, b in (("decode-loop", "fresh", "reuse"), ("decode-loop", "fused", "fused-reuse"),
+                     ("ort-decode", "default", "bind-group-cache"), ("ort-run", "default", "bind-group-cache")):
+        d = s[(s["workload"] == wl) & (s["status"] == "ok")]
+        for (mach, br, prof), g in d.groupby([d.get("machine", d["browser"]).fillna(""), "browser", d["profile"].fillna("")]):
+            ga, gb = g[g["variant"] == a], g[g["variant"] == b]
+            if not len(ga) or not len(gb):
+                continue
+            ca, cb = ga["median_cpu_ms_per_token"].mean(), gb["median_cpu_ms_per_token"].mean()
+            out.append(f"| {key(ga.iloc[0])} | {wl} · {prof or '—'} | {a} → {b} | {_fmt(ga['bind_groups_per_token'].mean(), 0)} → "
+                       f"{_fmt(gb['bind_groups_per_token'].mean(), 0)} | {_fmt(ca, 2)} → {_fmt(cb, 2)} | {_fmt(ca - cb, 2)} "
+                       f"({len(ga)}+{len(gb)} cells) | {_fmt(ga['median_ms_per_token'].mean(), 2)} → {_fmt(gb['median_ms_per_token'].mean(), 2)} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -220,7 +312,12 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--node", default=None, help="Node binary (default: the carried one, else node on PATH)")
     r.add_argument("--webgpu", default=None, help="folder of the npm package webgpu (default: carried, else found)")
     r.add_argument("--step-timeout-s", type=float, default=180.0, help="fail a cell after this long without a new sample")
+    tb = sub.add_parser("table", help="here: the paper's measures of a run folder as Markdown (needs pandas)")
+    tb.add_argument("run_dir", type=Path)
     args = p.parse_args(argv)
+    if args.command == "table":
+        print(paper_table(args.run_dir), end="")
+        return 0
     if args.command == "pack":
         return pack(args.into, args.node, args.deb)
     if args.command == "unpack":

@@ -49,7 +49,8 @@ class OfflineError(ValueError):
 
 @dataclass
 class Selection:
-    """One workload's cells: ``variants`` (None: its default variants), ``profile`` (None: its
+    """One workload's cells: ``variants`` (None: its default variants; ``["all"]``: every variant
+    its manifest declares), ``profile`` (None: its
     default), ``params`` (overrides of its declared parameters' defaults), ``tokens``, ``repeat``."""
 
     workload: str
@@ -96,7 +97,8 @@ def plan_cells(selections: list[Selection], ort: dict[str, Any] | None = None,
     out = []
     for sel in selections:
         m = workload_manifest(sel.workload, workloads_dir)
-        variants = sel.variants or m.get("default_variants") or list(m.get("variants", {}))
+        variants = (list(m.get("variants", {})) if sel.variants == ["all"]
+                    else sel.variants or m.get("default_variants") or list(m.get("variants", {})))
         bad = [v for v in variants if v not in m.get("variants", {})]
         if bad:
             raise OfflineError(f"unknown variant {bad[0]!r} of {sel.workload} (valid: {', '.join(m['variants'])})")
