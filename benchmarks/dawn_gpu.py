@@ -9,15 +9,17 @@ Here (a clone after ``scripts/setup.sh``; needs xz-compressible files and ``apt-
 There (Python ≥ 3.11 with the standard library; psutil used when present), from the folder
 holding CARRY_DIR::
 
-    sh CARRY_DIR/run.sh OUT_DIR [paper|smoke]            # unpack, then the suite into OUT_DIR/dawn-run
+    sh CARRY_DIR/run.sh OUT_DIR [paper|smoke]            # unpack, then the suite: OUT_DIR/dawn-SUITE.tar.gz
 
 That writes an ordinary run folder (manifest.json + samples.jsonl, RESULTS.md) with no run
-server (harness/native/dawn.py: the Dawn host appends the samples itself) and
-``OUT_DIR/dawn-run.tar.gz``. Back here, analyse it and put it beside a local Chromium run::
+server (harness/native/dawn.py: the Dawn host appends the samples itself), tarred into
+``OUT_DIR/dawn-SUITE.tar.gz`` beside ``OUT_DIR/dawn-SUITE.log``. Back here, unpack it, analyse
+it and put it beside a local Chromium run::
 
-    webgpu-harness report dawn-run
+    tar xzf dawn-paper.tar.gz && webgpu-harness report dawn-paper
     webgpu-harness run -b chromium -w dispatch-overhead,decode-loop -o chromium-run ...
-    webgpu-harness merge chromium-run dawn-run NATIVE_WGPU_RUN -o merged --label chromium-local --label dawn-h200 --label wgpu-h200
+    webgpu-harness merge chromium-run dawn-paper NATIVE_WGPU_RUN -o merged --label chromium-local --label dawn-h200 --label wgpu-h200
+    python3 benchmarks/dawn_gpu.py table merged          # the paper's measures as Markdown
 
 What is carried (``pack``): a copy of this clone's ``harness/``, ``web/``, ``workloads/`` (with
 the ONNX fixtures), this script and the files the harness reads beside them; the Node binary
@@ -151,11 +153,16 @@ def pack(into: Path, node: str | None, deb: Path | None) -> int:
     (into / "run.sh").write_text(f"""#!/bin/sh
 # Made by benchmarks/dawn_gpu.py pack (commit {commit}): the Dawn suite on this machine.
 # usage: sh {into.name}/run.sh OUT_DIR [paper|smoke]
-set -e
+# The run folder is written under $TMPDIR (default /tmp); OUT_DIR gets dawn-SUITE.tar.gz (the
+# folder) and dawn-SUITE.log (everything printed): two files per suite.
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${{1:?usage: run.sh OUT_DIR [paper|smoke]}}
-python3 "$HERE/repo/benchmarks/dawn_gpu.py" unpack "$HERE"
-python3 "$HERE/repo/benchmarks/dawn_gpu.py" run --carried "$HERE" --out "$OUT/dawn-run" --suite "${{2:-paper}}"
+SUITE=${{2:-paper}}
+RUNS=${{TMPDIR:-/tmp}}/dawn-runs
+mkdir -p "$OUT" "$RUNS"
+python3 "$HERE/repo/benchmarks/dawn_gpu.py" unpack "$HERE" 2>&1 | tee -a "$OUT/dawn-$SUITE.log"
+python3 -u "$HERE/repo/benchmarks/dawn_gpu.py" run --carried "$HERE" --out "$RUNS/dawn-$SUITE" --suite "$SUITE" 2>&1 | tee -a "$OUT/dawn-$SUITE.log"
+cp "$RUNS/dawn-$SUITE.tar.gz" "$OUT/" 2>/dev/null || echo "no run folder to bring back" | tee -a "$OUT/dawn-$SUITE.log"
 """)
     size = sum(p.stat().st_size for p in into.rglob("*") if p.is_file())
     print(f"packed {into}: {size / 2**20:.1f} MiB (node {node_version}, webgpu {pkg_version}, commit {commit})")

@@ -162,3 +162,21 @@ def test_offline_cell_config_is_the_runners(tmp_path):
         (offline_cell, manifest), = plan_cells([Selection(workload, variants, profile, params, tokens=5)])
         assert offline_cell["cell"] == cell.cell
         assert offline_config(offline_cell, manifest) == cell_config(cell, wls[0], plan)
+
+
+@pytest.mark.full
+@needs_dawn
+def test_dawn_runs_onnxruntime_webs_webgpu_ep(tmp_path):
+    """ort-decode (tiny) with onnxruntime-web's WebGPU EP on Dawn in Node: the CPU reference's
+    tokens (expected.json), one bind group per dispatch. Needs the host's writeBuffer copy
+    (ORT writes from its SharedArrayBuffer heap) and ORT's web-worker path (web/dawn/host.js)."""
+    d = tmp_path / "run"
+    r = run_cli("run", "-b", "dawn", "-w", "ort-decode", "-p", "tiny", "-v", "default", "-n", "3",
+                "--step-timeout-s", "900", run_dir=d, timeout=1500)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    t = tables.build(d)
+    expected = json.loads((REPO / "workloads/ort-decode/models/tiny/expected.json").read_text())["tokens"]
+    assert t.steps.sort_values("step")["token"].tolist() == expected[:3]
+    row = t.summary.iloc[0]
+    assert row["bind_groups_per_token"] == row["dispatches_per_token"] > 0
+    assert "onnxruntime-web" in row["engine"]
