@@ -49,7 +49,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
@@ -161,36 +160,40 @@ SUITE=${{2:-paper}}
 RUNS=${{TMPDIR:-/tmp}}/dawn-runs
 mkdir -p "$OUT" "$RUNS"
 python3 "$HERE/repo/benchmarks/dawn_gpu.py" unpack "$HERE" 2>&1 | tee -a "$OUT/dawn-$SUITE.log"
-python3 -u "$HERE/repo/benchmarks/dawn_gpu.py" run --carried "$HERE" --out "$RUNS/dawn-$SUITE" --suite "$SUITE" 2>&1 | tee -a "$OUT/dawn-$SUITE.log"
-cp "$RUNS/dawn-$SUITE.tar.gz" "$OUT/" 2>/dev/null || echo "no run folder to bring back" | tee -a "$OUT/dawn-$SUITE.log"
+# LIMIT (s): stop the suite then and bring back what it wrote (cells left pending read as failed)
+timeout "${{LIMIT:-86400}}" python3 -u "$HERE/repo/benchmarks/dawn_gpu.py" run --carried "$HERE" --out "$RUNS/dawn-$SUITE" --suite "$SUITE" 2>&1 | tee -a "$OUT/dawn-$SUITE.log"
+tar czf "$OUT/dawn-$SUITE.tar.gz" -C "$RUNS" "dawn-$SUITE" || echo "no run folder to bring back" | tee -a "$OUT/dawn-$SUITE.log"
 """)
     size = sum(p.stat().st_size for p in into.rglob("*") if p.is_file())
     print(f"packed {into}: {size / 2**20:.1f} MiB (node {node_version}, webgpu {pkg_version}, commit {commit})")
     return 0
 
 
-def unpack(carried: Path) -> int:
+def unpack(carried: Path, install_loader: bool = True) -> int:
     """Decompress the ``.xz`` files of ``carried`` in place and, when the system has no Vulkan
-    loader, unpack the carried .deb files into ``/`` (then ldconfig)."""
+    loader and ``install_loader``, unpack the carried .deb files into ``/`` (then ldconfig)."""
     for xz in carried.rglob("*.xz"):
         out = xz.with_suffix("")
         if not out.exists():
             with lzma.open(xz) as fin, out.open("wb") as fout:
                 shutil.copyfileobj(fin, fout, 1 << 20)
     (carried / "bin" / "node").chmod(0o755)
-    have = "libvulkan.so.1" in subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
-    if not have:
+    from harness.drive.dawn import system_has_vulkan_loader
+
+    have = system_has_vulkan_loader()
+    if not have and install_loader:
         for deb in sorted((carried / "debs").glob("*.deb")):
             subprocess.run(["dpkg", "-x", str(deb), "/"], check=True)
-        subprocess.run(["ldconfig"], check=False)
-    print(f"unpacked {carried}; Vulkan loader: {'the system one' if have else 'from ' + ', '.join(p.name for p in (carried / 'debs').glob('*.deb'))}",
-          flush=True)
+        subprocess.run([shutil.which("ldconfig") or "/sbin/ldconfig"], check=False)
+    loader = ("the system's" if have else "from " + ", ".join(p.name for p in (carried / "debs").glob("*.deb"))
+              if install_loader else "none installed (--no-loader)")
+    print(f"unpacked {carried}; Vulkan loader: {loader}", flush=True)
     return 0
 
 
 def run(carried: Path | None, out: Path, suite_name: str, node: str | None, package: str | None,
         step_timeout_s: float) -> int:
-    """Run a suite with harness/native/dawn.py into ``out`` (and ``out``.tar.gz)."""
+    """Run a suite with harness/native/dawn.py into ``out`` (run.sh tars it for the way back)."""
     from harness.native.dawn import run_offline
 
     try:
@@ -204,18 +207,15 @@ def run(carried: Path | None, out: Path, suite_name: str, node: str | None, pack
         package = package or str(carried / "repo" / "node_modules" / "webgpu")
         ort = carried / "repo" / "node_modules" / "onnxruntime-web"
     t0 = time.monotonic()
+    packed = carried / "PACKED.json" if carried is not None else None
+    extra = {"packed": json.loads(packed.read_text())} if packed is not None and packed.exists() else {}
     try:
         cells = run_offline(out, selections, [sys.executable, *sys.argv], node=node, package_dir=package,
-                            ort_package=ort, step_timeout_s=step_timeout_s, progress=lambda m: print(m, flush=True))
+                            ort_package=ort, step_timeout_s=step_timeout_s, progress=lambda m: print(m, flush=True),
+                            manifest_extra=extra)
     except FileExistsError:
         print(f"error: {out} already holds a run; choose another --out", file=sys.stderr)
         return 2
-    if carried is not None and (carried / "PACKED.json").exists():
-        manifest = json.loads((out / "manifest.json").read_text())
-        manifest["packed"] = json.loads((carried / "PACKED.json").read_text())
-        (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
-    with tarfile.open(out.with_name(out.name + ".tar.gz"), "w:gz") as tar:
-        tar.add(out, arcname=out.name)
     counts: dict[str, int] = {}
     for c in cells:
         counts[c["status"]] = counts.get(c["status"], 0) + 1
@@ -312,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--deb", type=Path, default=None, help="a libvulkan1 .deb to carry (default: apt-get download libvulkan1)")
     u = sub.add_parser("unpack", help="there: decompress and, if needed, install the Vulkan loader")
     u.add_argument("carried", type=Path)
+    u.add_argument("--no-loader", action="store_true", help="never unpack the .deb files into / (a machine of others)")
     r = sub.add_parser("run", help="there (or here): the suite into --out")
     r.add_argument("--out", type=Path, required=True, help="run folder to write (must not hold a run)")
     r.add_argument("--suite", default="paper", help="paper or smoke")
@@ -328,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "pack":
         return pack(args.into, args.node, args.deb)
     if args.command == "unpack":
-        return unpack(args.carried)
+        return unpack(args.carried, install_loader=not args.no_loader)
     return run(args.carried, args.out, args.suite, args.node, args.webgpu, args.step_timeout_s)
 
 

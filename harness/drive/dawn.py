@@ -135,12 +135,21 @@ def find_package(package_dir: str | Path | None = None) -> tuple[Path, str, Path
     return folder, version, binary
 
 
-def _system_has_vulkan_loader() -> bool:
-    try:
-        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        out = ""
-    return "libvulkan.so.1" in out
+#: Where a system's libvulkan.so.1 is when ldconfig cannot be asked (Debian/Ubuntu, Fedora).
+LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib")
+
+
+def system_has_vulkan_loader() -> bool:
+    """True when the dynamic linker finds ``libvulkan.so.1`` (``ldconfig -p``; ldconfig is often
+    in /sbin, off an ordinary PATH), or it is in one of :data:`LIB_DIRS`."""
+    ldconfig = shutil.which("ldconfig") or next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if Path(p).exists()), None)
+    out = ""
+    if ldconfig:
+        try:
+            out = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, timeout=10).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            out = ""
+    return "libvulkan.so.1" in out or any((Path(d) / "libvulkan.so.1").exists() for d in LIB_DIRS)
 
 
 def system_icds() -> list[str]:
@@ -163,7 +172,7 @@ def vulkan_env(environ: dict[str, str] | None = None, system_loader: bool | None
         return {}, [f"{platform.system()}: Dawn's own backend (Metal, D3D12), no Vulkan loader needed"]
     add: dict[str, str] = {}
     notes: list[str] = []
-    if system_loader if system_loader is not None else _system_has_vulkan_loader():
+    if system_loader if system_loader is not None else system_has_vulkan_loader():
         notes.append("Vulkan loader: the system's libvulkan.so.1")
     elif (CHROMIUM_DIR / "libvulkan.so.1").is_file():
         add["LD_LIBRARY_PATH"] = os.pathsep.join(x for x in (str(CHROMIUM_DIR), environ.get("LD_LIBRARY_PATH", "")) if x)

@@ -224,8 +224,10 @@ def run_cell(folder: RunFolder, located: DawnLocated, cell: dict[str, Any], mani
 def run_offline(run_dir: Path, selections: list[Selection], argv: list[str], node: str | None = None,
                 package_dir: str | Path | None = None, ort_package: str | Path | None = None,
                 step_timeout_s: float = STEP_TIMEOUT_S, dawn_flags: list[str] | None = None,
-                progress: Callable[[str], None] = lambda m: None) -> list[dict[str, Any]]:
+                progress: Callable[[str], None] = lambda m: None,
+                manifest_extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Run every selected cell into the new run folder ``run_dir``; returns the manifest cells.
+    ``manifest_extra`` is added to ``manifest.json`` before the first cell (what was carried).
     A missing Node, package or adapter skips every cell with the reason. Raises
     :class:`OfflineError` for a bad selection and ``FileExistsError`` for a folder holding a run."""
     ort = ort_dist = ort_key = None
@@ -251,6 +253,11 @@ def run_offline(run_dir: Path, selections: list[Selection], argv: list[str], nod
               "step_timeout_s": step_timeout_s, "dawn_flags": list(dawn_flags or [])}
     folder = RunFolder(run_dir, argv, params)
     folder.manifest["browsers"][NAME] = located.__dict__ if located else {"name": NAME, "engine": LABEL, "missing": why}
+    folder.manifest.update(manifest_extra or {})
+    folder.write_manifest()
+    progress(f"{LABEL}: " + (f"{version_text(located)}, adapter {adapter_text(located.adapter)} "
+                             f"({located.adapter.get('description', '')}); {'; '.join(located.notes[2:])}"
+                             if located else f"missing: {why}"))
     root_map = roots(located, ort_dist, ort_key)
     cells = []
     try:
