@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--carried", type=Path, default=None, help="the unpacked CARRY_DIR (Node, the package, onnxruntime-web)")
     r.add_argument("--node", default=None, help="Node binary (default: the carried one, else node on PATH)")
     r.add_argument("--webgpu", default=None, help="folder of the npm package webgpu (default: carried, else found)")
-    r.add_argument("--step-timeout-s", type=float, default=180.0, help="fail a cell after this long without a new sample")
+    r.add_argument("--step-timeout-s", type=float, default=300.0, help="fail a cell after this long without a new sample")
     tb = sub.add_parser("table", help="here: the paper's measures of a run folder as Markdown (needs pandas)")
     tb.add_argument("run_dir", type=Path)
     args = p.parse_args(argv)
