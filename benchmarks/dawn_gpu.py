@@ -27,9 +27,10 @@ that runs here (``/usr/bin/node``, xz-compressed; it needs only glibc ≥ 2.28 a
 the npm package ``webgpu`` with only its ``linux-x64/dawn.node`` (xz); onnxruntime-web's
 ``package.json`` and the files of its ``webgpu`` bundle (``ort.webgpu.bundle.min.mjs``,
 ``ort-wasm-simd-threaded.asyncify.{mjs,wasm}``, the wasm xz-compressed); and Debian's
-``libvulkan1`` package (the Vulkan loader; unpacked into ``/`` there only when ``ldconfig``
-finds no ``libvulkan.so.1``). The GPU's own Vulkan driver (ICD) is the machine's
-(harness/drive/dawn.py looks in the loader's folders and NVIDIA's ``/usr/local/nvidia``).
+``libvulkan1`` (the Vulkan loader) and libglvnd's packages, which NVIDIA's Vulkan driver loads
+(unpacked into ``/`` there: a throwaway machine). The GPU's own Vulkan driver (ICD) is the
+machine's (harness/drive/dawn.py looks in the loader's folders and NVIDIA's
+``/usr/local/nvidia``).
 
 Suites (``--suite``): ``paper`` — dispatch-overhead (every method, bind groups fresh and
 reused, N = 1024, 12 rounds, 2 repetitions), decode-loop (every variant its manifest declares,
@@ -62,6 +63,9 @@ REPO_ITEMS = ("harness", "web", "workloads", "benchmarks/__init__.py", "benchmar
 #: onnxruntime-web files of the ``webgpu`` bundle (workloads/lib/ort.js BUNDLES) and its metadata.
 ORT_FILES = ("package.json", "dist/ort.webgpu.bundle.min.mjs", "dist/ort-wasm-simd-threaded.asyncify.mjs",
              "dist/ort-wasm-simd-threaded.asyncify.wasm")
+#: Debian packages carried: the Vulkan loader, and libglvnd's libraries, which NVIDIA's Vulkan
+#: driver (libGLX_nvidia.so.0, named by its ICD manifest) loads (the device notes' list).
+DEBS = ("libvulkan1", "libglvnd0", "libegl1", "libopengl0", "libgl1", "libglx0", "libgles2")
 #: Carried files above this size are xz-compressed (the device tool carries at most 64 MiB).
 COMPRESS_OVER = 4 << 20
 
@@ -141,9 +145,11 @@ def pack(into: Path, node: str | None, deb: Path | None) -> int:
     debs = into / "debs"
     debs.mkdir()
     if deb:
-        shutil.copy2(deb, debs / deb.name)
+        for d in deb:
+            shutil.copy2(d, debs / d.name)
     else:
-        subprocess.run(["apt-get", "download", "libvulkan1"], cwd=debs, check=True, capture_output=True)
+        arch = ["-oAPT::Architecture=amd64", "-oAPT::Architectures=amd64"]
+        subprocess.run(["apt-get", *arch, "download", *DEBS], cwd=debs, check=True, capture_output=True)
     commit = locations.git_commit()
     (into / "PACKED.json").write_text(json.dumps({
         "packed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "git_commit": commit,
@@ -169,9 +175,9 @@ tar czf "$OUT/dawn-$SUITE.tar.gz" -C "$RUNS" "dawn-$SUITE" || echo "no run folde
     return 0
 
 
-def unpack(carried: Path, install_loader: bool = True) -> int:
-    """Decompress the ``.xz`` files of ``carried`` in place and, when the system has no Vulkan
-    loader and ``install_loader``, unpack the carried .deb files into ``/`` (then ldconfig)."""
+def unpack(carried: Path, install_debs: bool = True) -> int:
+    """Decompress the ``.xz`` files of ``carried`` in place and, with ``install_debs``, unpack
+    the carried .deb files into ``/`` (then ldconfig): a throwaway machine's, as root."""
     for xz in carried.rglob("*.xz"):
         out = xz.with_suffix("")
         if not out.exists():
@@ -181,13 +187,13 @@ def unpack(carried: Path, install_loader: bool = True) -> int:
     from harness.drive.dawn import system_has_vulkan_loader
 
     have = system_has_vulkan_loader()
-    if not have and install_loader:
+    if install_debs:
         for deb in sorted((carried / "debs").glob("*.deb")):
             subprocess.run(["dpkg", "-x", str(deb), "/"], check=True)
         subprocess.run([shutil.which("ldconfig") or "/sbin/ldconfig"], check=False)
-    loader = ("the system's" if have else "from " + ", ".join(p.name for p in (carried / "debs").glob("*.deb"))
-              if install_loader else "none installed (--no-loader)")
-    print(f"unpacked {carried}; Vulkan loader: {loader}", flush=True)
+    debs = ", ".join(p.name for p in sorted((carried / "debs").glob("*.deb")))
+    print(f"unpacked {carried}; Vulkan loader before: {'the system' + chr(39) + 's' if have else 'none'}; "
+          f"{'installed ' + debs if install_debs else 'no packages installed (--no-debs)'}", flush=True)
     return 0
 
 
@@ -309,10 +315,11 @@ def main(argv: list[str] | None = None) -> int:
     a = sub.add_parser("pack", help="here: fill CARRY_DIR with what the GPU machine needs")
     a.add_argument("into", type=Path)
     a.add_argument("--node", default=None, help="the Node binary to carry (default: node on PATH)")
-    a.add_argument("--deb", type=Path, default=None, help="a libvulkan1 .deb to carry (default: apt-get download libvulkan1)")
+    a.add_argument("--deb", type=Path, action="append", default=None,
+                   help="a .deb to carry (repeatable; default: apt-get download of DEBS: libvulkan1 and libglvnd's)")
     u = sub.add_parser("unpack", help="there: decompress and, if needed, install the Vulkan loader")
     u.add_argument("carried", type=Path)
-    u.add_argument("--no-loader", action="store_true", help="never unpack the .deb files into / (a machine of others)")
+    u.add_argument("--no-debs", action="store_true", help="never unpack the .deb files into / (a machine of others)")
     r = sub.add_parser("run", help="there (or here): the suite into --out")
     r.add_argument("--out", type=Path, required=True, help="run folder to write (must not hold a run)")
     r.add_argument("--suite", default="paper", help="paper or smoke")
@@ -329,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "pack":
         return pack(args.into, args.node, args.deb)
     if args.command == "unpack":
-        return unpack(args.carried, install_loader=not args.no_loader)
+        return unpack(args.carried, install_debs=not args.no_debs)
     return run(args.carried, args.out, args.suite, args.node, args.webgpu, args.step_timeout_s)
 
 

@@ -185,10 +185,10 @@ def vulkan_env(environ: dict[str, str] | None = None, system_loader: bool | None
     if given:
         notes.append(f"Vulkan driver: {given[0]}={environ[given[0]]}")
     elif icds:
-        nvidia = [i for i in icds if i.startswith("/usr/local/nvidia/")]
-        if nvidia:  # outside the loader's default folders
+        default = [i for i in icds if not i.startswith("/usr/local/nvidia/")]
+        if not default:  # only outside the loader's default folders (NVIDIA's container path)
             add["VK_DRIVER_FILES"] = os.pathsep.join(icds)
-        notes.append(f"Vulkan driver: system ICDs {', '.join(icds)}")
+        notes.append(f"Vulkan driver: system ICDs {', '.join(default or icds)}")
     elif SWIFTSHADER_ICD.is_file():
         add["VK_ICD_FILENAMES"] = str(SWIFTSHADER_ICD)
         notes.append(f"Vulkan driver: Chromium's SwiftShader ICD {SWIFTSHADER_ICD} (a CPU implementation: counts are "
