@@ -33,8 +33,8 @@ machine's (harness/drive/dawn.py looks in the loader's folders and NVIDIA's
 ``/usr/local/nvidia``).
 
 Suites (``--suite``): ``paper`` — dispatch-overhead (every method, bind groups fresh and
-reused, N = 1024, 12 rounds, 2 repetitions), decode-loop (every variant its manifest declares,
-at ort-field-1.7b and qwen2.5-0.5b, 128 tokens, 3 repetitions), gc-retention (every variant,
+reused, N = 1024, 12 rounds, 3 repetitions), decode-loop (every variant its manifest declares,
+at ort-field-1.7b and qwen2.5-0.5b, 128 tokens, 4 repetitions), gc-retention (every variant,
 128 tokens), ort-decode (qwen2-24l, every variant, 32 tokens) and ort-run (conv-tiny, every
 variant, 16 runs);
 ``smoke`` — one short cell of each kind. Exit status: 0 when every cell is ok or skipped, 1
@@ -80,9 +80,9 @@ def suite(name: str):
                 Selection("ort-run", tokens=2)]
     if name != "paper":
         raise ValueError(f"unknown suite {name!r} (valid: paper, smoke)")
-    out = [Selection("dispatch-overhead", tokens=12, params={"n": 1024}, repeat=2)]
+    out = [Selection("dispatch-overhead", tokens=12, params={"n": 1024}, repeat=3)]
     for profile in ("ort-field-1.7b", "qwen2.5-0.5b"):
-        out.append(Selection("decode-loop", variants=["all"], profile=profile, tokens=128, repeat=3))
+        out.append(Selection("decode-loop", variants=["all"], profile=profile, tokens=128, repeat=4))
     out += [Selection("gc-retention", variants=["all"], tokens=128),
             Selection("ort-decode", variants=["all"], profile="qwen2-24l", tokens=32),
             Selection("ort-run", variants=["all"], tokens=16)]

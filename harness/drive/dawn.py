@@ -232,9 +232,14 @@ def locate_dawn(node_path: str | None = None, package_dir: str | Path | None = N
 
 
 def adapter_text(adapter: dict[str, Any]) -> str:
-    """``nvidia hopper`` / ``google swiftshader``: vendor and architecture (else description),
-    as harness/drive/runner.py labels a cell's adapter."""
-    parts = [adapter.get("vendor"), adapter.get("architecture") or adapter.get("description")]
+    """``google swiftshader``: vendor and architecture, as harness/drive/runner.py labels a
+    cell's adapter; where the architecture is empty (Dawn on NVIDIA's Vulkan driver) the device
+    and the description: ``nvidia nvidia-h200 (NVIDIA: 580.159.04 580.159.4.0)``."""
+    if adapter.get("architecture"):
+        parts = [adapter.get("vendor"), adapter.get("architecture")]
+    else:
+        parts = [adapter.get("vendor"), adapter.get("device"),
+                 f"({adapter['description']})" if adapter.get("description") and adapter.get("device") else adapter.get("description")]
     return " ".join(str(x) for x in parts if x)
 
 

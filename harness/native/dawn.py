@@ -247,7 +247,9 @@ def run_offline(run_dir: Path, selections: list[Selection], argv: list[str], nod
         located, why = None, str(exc)
     params = {"browsers": [NAME], "workloads": list(dict.fromkeys(s.workload for s in selections)),
               "variants": {s.workload: s.variants for s in selections}, "profiles": {s.workload: s.profile for s in selections},
-              "tokens": {s.workload: s.tokens for s in selections}, "repeat": {s.workload: s.repeat for s in selections},
+              "tokens": max(s.tokens for s in selections), "repeat": max(s.repeat for s in selections),
+              "tokens_by_workload": {s.workload: s.tokens for s in selections},
+              "repeat_by_workload": {s.workload: s.repeat for s in selections},
               "params": {s.workload: s.params for s in selections}, "probes": True, "webgpu": "real",
               "delivery": "offline: samples appended by web/dawn/host.js --offline (no run server)",
               "step_timeout_s": step_timeout_s, "dawn_flags": list(dawn_flags or [])}
