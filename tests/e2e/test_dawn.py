@@ -180,3 +180,28 @@ def test_dawn_runs_onnxruntime_webs_webgpu_ep(tmp_path):
     row = t.summary.iloc[0]
     assert row["bind_groups_per_token"] == row["dispatches_per_token"] > 0
     assert "onnxruntime-web" in row["engine"]
+
+
+@pytest.mark.full  # no browser, but the analysis of ~80 recorded cells takes a minute or more here
+def test_merged_folder_shows_dawn_wgpu_and_chromium_on_one_page(tmp_path):
+    """The committed run folders (benchmarks/results/: native Dawn and wgpu-native on an H200,
+    Chromium and native Dawn on SwiftShader here) merged into one: one report with every engine,
+    each labelled. Asserts labels and presence only; the H200 figures are in benchmarks/results/."""
+    results = REPO / "benchmarks" / "results"
+    out = tmp_path / "merged"
+    r = run_cli("merge", str(results / "swiftshader-chromium-dawn-20261201"), str(results / "dawn-h200-20261201"),
+                str(results / "native-h200-20261130"), "-o", str(out), "--label", "swiftshader", "--label", "dawn-h200",
+                "--label", "wgpu-h200", timeout=1200)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    t = tables.build(out)
+    do = t.summary[t.summary["workload"] == "dispatch-overhead"]
+    assert set(zip(do["machine"], do["browser"])) == {("swiftshader", "chromium"), ("swiftshader", "dawn"),
+                                                     ("dawn-h200", "dawn"), ("wgpu-h200", "native-wgpu")}
+    from harness.stats.workloads import dispatch_overhead as D
+
+    methods = D.numbers(t)["methods"]  # the report's "Dispatch overhead" table: every engine's rows
+    assert {m["row"]["machine"] for m in methods} == {"swiftshader", "dawn-h200", "wgpu-h200"}
+    html = (out / "report.html").read_text()
+    for text in (f"dawn-h200: dawn ({LABEL})", "wgpu-h200: native-wgpu (native wgpu-native (Python), not a browser)",
+                 "swiftshader: chromium ", f"swiftshader: dawn ({LABEL})", "nvidia-h200"):
+        assert text in html, text
