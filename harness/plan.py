@@ -316,7 +316,10 @@ def local_inputs(spec: str, extra_roots: dict[str, Path]) -> str:
 
 def resolve_browsers(browser: Iterable[str] | None, browser_path: str | None) -> list[str]:
     """Validate --browser names (default: every installed browser). Raises :class:`PlanError`
-    naming the valid browsers, or how to install a missing one."""
+    naming the valid browsers, or how to install a missing one. A family with
+    ``only_when_named`` (dawn: not a browser) is left out of the default; one with
+    ``skipped_when_missing`` is kept when named though missing: its cells are skipped with the
+    reason at run time."""
     from harness.drive.base import BrowserNotFound
     from harness.drive.registry import BROWSERS
 
@@ -328,6 +331,8 @@ def resolve_browsers(browser: Iterable[str] | None, browser_path: str | None) ->
             raise PlanError(f"unknown browser {b!r} (valid: {', '.join(BROWSERS)})")
     if browsers:
         for b in browsers:
+            if getattr(BROWSERS[b], "skipped_when_missing", False):
+                continue
             try:
                 BROWSERS[b]().locate(browser_path)
             except BrowserNotFound as exc:
@@ -341,7 +346,7 @@ def resolve_browsers(browser: Iterable[str] | None, browser_path: str | None) ->
         except BrowserNotFound:
             return False
 
-    browsers = [b for b in BROWSERS if available(b)]
+    browsers = [b for b in BROWSERS if not getattr(BROWSERS[b], "only_when_named", False) and available(b)]
     if not browsers:
         raise PlanError("no supported browser is installed; run `webgpu-harness doctor` for how to install one")
     return browsers

@@ -14,6 +14,11 @@
 // navigation_type, state}. A workload that reloads or navigates its page (lifecycle) reads it as
 // ctx.page and calls ctx.page.navigate(how, state); the page stores `state` in sessionStorage
 // and gives it back after the reload.
+//
+// Host mode (not a browser): a host that runs this bootstrap outside a browser sets
+// `self.__harnessHost = {thread, env, toHost(msg)}` before importing it (web/dawn/host.js: Node on
+// Dawn) and calls start() itself; `env` is added to the env sample, `thread` says where the
+// workload ran, and the status messages go to `toHost` instead of a page.
 
 import { installProbes, SampleSink, StepProbe } from './probes/index.js';
 
@@ -21,9 +26,11 @@ const url = new URL(self.location.href);
 const cell = url.searchParams.get('cell');
 const token = url.searchParams.get('token');
 const sink = new SampleSink(cell, { token, prefix: 'w' });
-const isWorker = typeof WorkerGlobalScope !== 'undefined' && self instanceof WorkerGlobalScope;
-/** Status/control messages to the runner page: the Worker's port, or the page's own window. */
-const toPage = (msg) => (isWorker ? self.postMessage(msg) : self.postMessage(msg, self.location.origin));
+const host = self.__harnessHost ?? null;
+const isWorker = !host && typeof WorkerGlobalScope !== 'undefined' && self instanceof WorkerGlobalScope;
+const thread = host?.thread ?? (isWorker ? 'worker' : 'main');
+/** Status/control messages to the runner page: the Worker's port, the page's own window, or the host. */
+const toPage = (msg) => (host ? host.toHost(msg) : isWorker ? self.postMessage(msg) : self.postMessage(msg, self.location.origin));
 
 function errorSample(err) {
   return { kind: 'error', message: String(err?.message ?? err), stack: String(err?.stack ?? '') };
@@ -117,9 +124,10 @@ async function main(page) {
     probes_installed: probes.installed,
     finalization_registry: probes.finalizationRegistry,
     webgpu,
-    thread: isWorker ? 'worker' : 'main',
+    thread,
     // what the emulation models, each with its source (web/emulation/memory-model.js)
     ...(emulation?.modelLabels ? { emulation_models: emulation.modelLabels(cfg.emulation_options ?? {}) } : {}),
+    ...(host?.env ?? {}),
   };
   const gpu = self.navigator.gpu;
   if (!gpu) {
@@ -142,7 +150,7 @@ async function main(page) {
     // progress inside a long step or set-up: resets the harness's step timeout (a log does not)
     heartbeat: (what = '') => sink.post({ kind: 'heartbeat', what: String(what).slice(0, 200) }),
     kernelUrl: (name) => `/workloads/kernels/${name}`,
-    thread: isWorker ? 'worker' : 'main',
+    thread,
     // 'real' or 'emulated' (web/emulation/: no kernel runs, so no result can be checked)
     webgpu,
     page: {

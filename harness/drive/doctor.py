@@ -63,7 +63,12 @@ def evaluate_on_local_page(driver: BrowserDriver, expression: str, located: Loca
 def adapter_details(driver: BrowserDriver, located: Located) -> tuple[str, dict]:
     """Ask the browser for a WebGPU adapter on an isolated local page. Returns (browser version,
     :data:`ADAPTER_JS`'s object: ``description`` always, ``info``/``features``/``limits``/
-    ``wgslLanguageFeatures`` when there is an adapter). Raises on launch failure."""
+    ``wgslLanguageFeatures`` when there is an adapter). Raises on launch failure. A family that is
+    not a browser (dawn) answers with its own ``probe_adapter`` (a description only)."""
+    own = getattr(driver, "probe_adapter", None)
+    if own is not None:
+        version, description = own(located)
+        return version, {"description": description}
     version, adapter = evaluate_on_local_page(driver, ADAPTER_JS, located)
     return version, adapter if isinstance(adapter, dict) else {"description": str(adapter)}
 
@@ -72,6 +77,7 @@ def probe_adapter(driver: BrowserDriver, located: Located) -> tuple[str, str]:
     """Ask the browser for a WebGPU adapter on an isolated local page.
 
     Returns (browser version, adapter description or ``none: <why>``). Raises on launch failure.
+    A family that is not a browser (dawn) answers with its own ``probe_adapter``.
     """
     version, adapter = adapter_details(driver, located)
     return version, str(adapter.get("description"))

@@ -6,6 +6,7 @@ harness/drive/remote.py instead (:func:`driver_for`)."""
 from harness.drive.base import BrowserDriver
 from harness.drive.chrome import ChromeDriver
 from harness.drive.chromium import ChromiumDriver
+from harness.drive.dawn import DawnDriver
 from harness.drive.safari import SafariDriver
 from harness.drive.webkit import WebKitGTKDriver
 
@@ -15,6 +16,8 @@ BROWSERS: dict[str, type[BrowserDriver]] = {
     "chrome": ChromeDriver,
     "webkit": WebKitGTKDriver,
     "safari": SafariDriver,
+    # not a browser: native Dawn in Node, run only when named (--browser dawn)
+    "dawn": DawnDriver,
 }
 
 

@@ -117,7 +117,15 @@ def provenance(row: Any) -> str:
     remote = driver.endswith("-remote") or driver == "manual"
     where = (" · " + " ".join(x for x in (str(row.get("platform")) if known(row.get("platform")) else "",
                                            DRIVEN_BY.get(driver, driver)) if x)) if remote else ""
-    return f"{machine}{row.get('browser')} {version} · {adapter} · {label}{where}"
+    name = str(row.get("browser"))
+    if name in NOT_A_BROWSER:  # native engines: said wherever a number of theirs is shown
+        name = f"{name} ({NOT_A_BROWSER[name]})"
+    return f"{machine}{name} {version} · {adapter} · {label}{where}"
+
+
+#: Engines measured outside any browser (manifest cell ``browser``), in words: harness/drive/dawn.py
+#: (``LABEL``) and harness/native/run.py (wgpu-native through wgpu-py).
+NOT_A_BROWSER = {"dawn": "native Dawn (Node), not a browser", "native-wgpu": "native wgpu-native (Python), not a browser"}
 
 
 #: How a cell's browser was driven (manifest cell ``driver``), in words.
@@ -125,7 +133,8 @@ DRIVEN_BY = {"webdriver-remote": "via remote WebDriver", "playwright-remote": "v
              "cdp-remote": "via DevTools (CDP)", "manual": "opened by hand (serve)",
              "playwright": "launched by Playwright", "playwright-chrome": "launched by Playwright (chrome channel)",
              "selenium-webkitgtk": "launched by WebKitWebDriver", "selenium-safari": "launched by safaridriver",
-             "playwright-webkit": "launched by Playwright (WebKit)"}
+             "playwright-webkit": "launched by Playwright (WebKit)",
+             "node-dawn": "native Dawn (Node), not a browser: one Node process per cell (web/dawn/host.js)"}
 
 
 def driven_by(row: Any) -> str:

@@ -53,6 +53,15 @@ def _labels(dirs: list[Path], given: list[str] | None) -> list[str]:
     return out
 
 
+def _repeat(parameters: dict) -> int:
+    """A source's ``parameters.repeat`` as a number: folders of harness/native/dawn.py made before
+    it wrote one number had one per workload (``{workload: repeat}``): their largest."""
+    r = parameters.get("repeat") or 1
+    if isinstance(r, dict):
+        return max((v for v in r.values() if isinstance(v, int)), default=1)
+    return r if isinstance(r, int) else 1
+
+
 def read_manifest(run_dir: Path) -> dict:
     """``manifest.json`` of a run folder. Raises :class:`MergeError` when it is missing or not JSON."""
     try:
@@ -142,7 +151,7 @@ def merge(dirs: list[Path], out_dir: Path, labels: list[str] | None = None, argv
         "cpu_count": "; ".join(f"{s['label']}: {s['cpu_count']}" for s in sources),
         "python": "; ".join(f"{s['label']}: {s['python']}" for s in sources),
         "argv": argv if argv is not None else sys.argv,
-        "parameters": {"repeat": max((s["parameters"].get("repeat") or 1) for s in sources),
+        "parameters": {"repeat": max(_repeat(s["parameters"]) for s in sources),
                        "merged": True, "sources": {s["label"]: s["parameters"] for s in sources}},
         "browsers": browsers,
         "merged_from": sources,

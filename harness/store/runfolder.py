@@ -151,6 +151,9 @@ class RunFolder:
             self.manifest = {**describe_environment(), "argv": argv, "parameters": parameters,
                              "browsers": {}, "cells": []}
         self._t0 = time.monotonic()
+        #: time.time() when ``received_s`` is 0: another writer of this folder's samples
+        #: (web/dawn/host.js --offline) stamps its lines on the same clock
+        self.started_epoch_s = time.time()
         self._fh = self.samples_path.open("a", encoding="utf-8")
 
     def add_cell(self, cell: dict[str, Any]) -> None:
@@ -173,6 +176,19 @@ class RunFolder:
         line = {"seq": self._seq, "cell": cell_id, "received_s": round(time.monotonic() - self._t0, 4), **sample}
         self._fh.write(json.dumps(line, separators=(",", ":"), default=str) + "\n")
         self._fh.flush()
+
+    def sync_seq(self) -> int:
+        """Continue ``seq`` after the last line of ``samples.jsonl`` when another process appended
+        to it meanwhile (harness/native/dawn.py: the Dawn host writes a cell's samples itself).
+        Returns the last ``seq``."""
+        self._fh.flush()
+        with self.samples_path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    self._seq = max(self._seq, int(json.loads(line).get("seq", 0)))
+                except (ValueError, AttributeError):
+                    continue
+        return self._seq
 
     def write_manifest(self) -> None:
         """Rewrite ``manifest.json`` (indented JSON)."""

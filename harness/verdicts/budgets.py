@@ -61,7 +61,7 @@ MAX_AFTER_TOKEN = 100_000
 #: families other drivers name their cells by), so ``webkit/*`` parses the same on every machine
 #: and the analysing half never needs the browser registry (tests/test_layers.py checks that
 #: every registered browser is here).
-KNOWN_BROWSERS = {"chromium", "chrome", "edge", "firefox", "webkit", "safari"}
+KNOWN_BROWSERS = {"chromium", "chrome", "edge", "firefox", "webkit", "safari", "dawn"}
 OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq}
 UNITS = {"": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "ms": 1}
 BASELINE = "baseline"
