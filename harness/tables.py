@@ -312,13 +312,17 @@ def _tokens_identical(summary: pd.DataFrame, steps: pd.DataFrame) -> list:
     same browser × workload × profile × repetition? "yes"/"no"; "n/a" for a lone variant or a
     cell that did not finish; "not comparable" under emulated WebGPU (no shader runs)."""
     out = []
-    seqs = {cid: list(zip(g["token"], g["logits_hash"])) for cid, g in steps.groupby("cell")} if len(steps) else {}
+    def norm(v):   # a step without a token or hash (ORT's create/release steps) is None, which equals None
+        return None if pd.isna(v) else v
+
+    seqs = ({cid: [(norm(t), norm(h)) for t, h in zip(g["token"], g["logits_hash"])] for cid, g in steps.groupby("cell")}
+            if len(steps) else {})
     machine = summary["machine"].fillna("") if "machine" in summary else pd.Series("", index=summary.index)
     for idx, row in summary.iterrows():
         if row["webgpu"] == "emulated":
             out.append("not comparable")
             continue
-        if row["status"] != "ok" or all(pd.isna(t) for t, _ in seqs.get(row["cell"], [])):
+        if row["status"] != "ok" or all(t is None for t, _ in seqs.get(row["cell"], [])):
             out.append("n/a")  # unfinished, or no tokens to compare (an app's steps)
             continue
         peers = summary[(summary["browser"] == row["browser"]) & (summary["workload"] == row["workload"])

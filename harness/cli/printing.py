@@ -116,7 +116,7 @@ def print_summary(analysis) -> None:
     for _, r in s.iterrows():
         heap = r.get("js_heap")
         if isinstance(heap, str) and heap.startswith("not available"):
-            say(f"  {row_label(r)}: JS heap not available (this browser's driver has no DevTools protocol)")
+            say(f"  {row_label(r)}: JS heap not available (no DevTools protocol to read the worker's heap through)")
     for _, r in s[s["status"] != "ok"].iterrows():
         say(f"  {r['cell']}: {r['status']}: {r['reason']}")
 

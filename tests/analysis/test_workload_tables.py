@@ -239,3 +239,22 @@ def test_same_tokens_column_is_explained(run):
     cells = text_of(section(out, "cells"))
     assert "tokens identical" in cells and "… identical (the console's same tokens" in cells
     assert "yes when every step's token id and output hash" in cells
+
+
+def test_steps_without_tokens_compare_equal_across_variants():
+    """ort-run's create/release steps carry no token or hash: two variants with the same runs are
+    "yes", not "no" (NaN never equals NaN), and a changed hash is still "no"."""
+    import pandas as pd
+
+    from harness import tables as T
+
+    t = T.build(RUNS / "chromium-ort-run")
+    steps, summary = t.steps, t.summary
+    assert steps["token"].isna().any()                         # the recording has steps without a token
+    other = steps.assign(cell=steps["cell"] + "-b", variant="bind-group-cache")
+    two = summary.iloc[[0, 0]].reset_index(drop=True)
+    two.loc[1, ["cell", "variant"]] = [summary.iloc[0]["cell"] + "-b", "bind-group-cache"]
+    assert T._tokens_identical(two, pd.concat([steps, other])) == ["yes", "yes"]
+    changed = other.copy()
+    changed.loc[changed["logits_hash"].notna().idxmax(), "logits_hash"] = "not-the-same"
+    assert T._tokens_identical(two, pd.concat([steps, changed])) == ["yes", "no"]
