@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from harness.app_plan import AppCell, AppPlan
 from harness.drive.actions import ActionFailed, perform, run_script
-from harness.drive.base import BrowserSession
+from harness.drive.base import BrowserSession, adapter_text
 from harness.drive.runner import Runner
 from harness.probe.base import ProbeContext
 from harness.probe.registry import PROBES
@@ -252,9 +252,7 @@ class AppRunner(Runner):
         cell.webgpu = {"real": "real", "emulated": "emulated"}.get(env.get("webgpu"), cell.webgpu)
         if m is None:
             return
-        a = (m.device or {}).get("adapter") or {}
-        parts = [a.get("vendor"), a.get("architecture")] if a.get("architecture") else [a.get("vendor"), a.get("description")]
-        cell.adapter = " ".join(str(x) for x in parts if x)
+        cell.adapter = adapter_text((m.device or {}).get("adapter") or {})
         cell.realm, cell.step_kind = m.id, "+".join(sorted(m.triggers))
         cell.realm_kind, cell.realm_url = env.get("realm_kind") or "", env.get("realm_url") or ""
         cell.script_type = env.get("script_type") or ""

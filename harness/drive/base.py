@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 #: Ctrl-C/SIGTERM that arrived while a driver dispatched its events (see :func:`interrupts_deferred`).
 _INTERRUPT = {"depth": 0, "pending": False}
@@ -147,3 +147,16 @@ class BrowserDriver(abc.ABC):
         """Start the browser with its default flags plus ``extra_args`` minus ``without_args``.
 
         Raises :class:`BrowserNotFound` or ``RuntimeError``."""
+
+
+def adapter_text(adapter: dict[str, Any]) -> str:
+    """A cell's ``adapter`` label from its ``GPUAdapterInfo`` (the env sample's ``adapter``):
+    vendor and architecture, ``google swiftshader``; where the architecture is empty (Dawn on
+    NVIDIA's Vulkan driver) the device and the description, ``nvidia nvidia-h200 (NVIDIA:
+    580.159.04 580.159.4.0)``; vendor and description when there is no device either."""
+    if adapter.get("architecture"):
+        parts = [adapter.get("vendor"), adapter.get("architecture")]
+    else:
+        parts = [adapter.get("vendor"), adapter.get("device"),
+                 f"({adapter['description']})" if adapter.get("description") and adapter.get("device") else adapter.get("description")]
+    return " ".join(str(x) for x in parts if x)

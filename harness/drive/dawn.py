@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import locations
-from harness.drive.base import BrowserDriver, BrowserNotFound, BrowserSession, Located, ProcessInfo
+from harness.drive.base import BrowserDriver, BrowserNotFound, BrowserSession, Located, ProcessInfo, adapter_text
 
 #: How every cell, manifest entry and report row of this engine is labelled.
 LABEL = "native Dawn (Node), not a browser"
@@ -229,18 +229,6 @@ def locate_dawn(node_path: str | None = None, package_dir: str | Path | None = N
             raise BrowserNotFound(f"{LABEL}: {found.get('reason') or 'no adapter'} ({'; '.join(notes)})")
         located.adapter = found["adapter"]
     return located
-
-
-def adapter_text(adapter: dict[str, Any]) -> str:
-    """``google swiftshader``: vendor and architecture, as harness/drive/runner.py labels a
-    cell's adapter; where the architecture is empty (Dawn on NVIDIA's Vulkan driver) the device
-    and the description: ``nvidia nvidia-h200 (NVIDIA: 580.159.04 580.159.4.0)``."""
-    if adapter.get("architecture"):
-        parts = [adapter.get("vendor"), adapter.get("architecture")]
-    else:
-        parts = [adapter.get("vendor"), adapter.get("device"),
-                 f"({adapter['description']})" if adapter.get("description") and adapter.get("device") else adapter.get("description")]
-    return " ".join(str(x) for x in parts if x)
 
 
 def version_text(located: DawnLocated) -> str:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import psutil
 
-from harness.drive.base import BrowserNotFound, BrowserSession, Located
+from harness.drive.base import BrowserNotFound, BrowserSession, Located, adapter_text
 from harness.drive.registry import driver_for
 from harness.plan import Cell, RunPlan
 from harness.probe import process_memory
@@ -379,9 +379,7 @@ class Runner:
     def record_env(self, cell: Cell, env: dict | None) -> None:
         if not env:
             return
-        a = env.get("adapter") or {}
-        parts = [a.get("vendor"), a.get("architecture")] if a.get("architecture") else [a.get("vendor"), a.get("description")]
-        cell.adapter = " ".join(x for x in parts if x)
+        cell.adapter = adapter_text(env.get("adapter") or {})
         cell.webgpu = env.get("webgpu", "")
         if not cell.browser_version:  # serve: a browser we did not launch; its user agent says what it is
             cell.browser_version = version_from_user_agent(env.get("user_agent", ""))

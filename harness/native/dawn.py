@@ -32,8 +32,8 @@ from typing import Any, Callable
 
 from harness import locations
 from harness.drive.base import BrowserNotFound
-from harness.drive.dawn import (DRIVER, LABEL, NAME, DawnLocated, adapter_text, exit_text, host_command,
-                                locate_dawn, version_text)
+from harness.drive.base import adapter_text
+from harness.drive.dawn import DRIVER, LABEL, NAME, DawnLocated, exit_text, host_command, locate_dawn, version_text
 from harness.store.runfolder import RunFolder
 
 #: Seconds a cell may go without a new line in samples.jsonl before it is failed.
