@@ -86,6 +86,10 @@ def cell_config(cell: dict[str, Any], manifest: dict[str, Any]) -> dict[str, Any
         "emulation_options": {"limits": "webkit-apple7"},
         "params": {**cell["params"], "workload": manifest["name"], "variant": cell["variant"],
                    "profileName": cell["profile"], "profile": profile, "tokens": cell["tokens"], "seed": cell["seed"]},
+        # as the runner's: the configuration, the repetition and the --param values given
+        "sweep": dict(cell.get("sweep") or {}),
+        "repetition": cell["repetition"],
+        "given_params": {k: cell["params"][k] for k in cell.get("given_params", ()) if k in cell["params"]},
     }
 
 
@@ -118,7 +122,8 @@ def plan_cells(selections: list[Selection], ort: dict[str, Any] | None = None,
                 cell = {"cell": cid, "browser": NAME, "workload": sel.workload, "variant": variant, "profile": profile,
                         "tokens": sel.tokens, "repetition": rep, "seed": sel.seed, "params": dict(params),
                         "browser_version": "", "adapter": "", "webgpu": "", "status": "pending", "reason": "",
-                        "sweep": {}, "driver": DRIVER, "endpoint": "", "platform": "", "memory": MEMORY}
+                        "sweep": {}, "driver": DRIVER, "endpoint": "", "platform": "", "memory": MEMORY,
+                        "given_params": sorted(sel.params)}
                 out.append((cell, m))
     return out
 

@@ -27,7 +27,15 @@ def _dawn_missing() -> str | None:
     return None
 
 
-needs_dawn = pytest.mark.skipif(_dawn_missing() is not None, reason=f"Dawn cannot run here: {_dawn_missing()}")
+@pytest.fixture(scope="module")
+def dawn_here() -> None:
+    """Set-up (scripts/setup.sh: npm ci) brings Node and the pinned `webgpu` package, and
+    Chromium's SwiftShader ICD is the adapter: a missing one is a failure, not a skip."""
+    missing = _dawn_missing()
+    assert missing is None, f"Dawn cannot run here: {missing}"
+
+
+needs_dawn = pytest.mark.usefixtures("dawn_here")
 
 
 def _env_samples(run_dir) -> dict[str, dict]:
@@ -157,7 +165,7 @@ def test_offline_cell_config_is_the_runners(tmp_path):
                                                  ("dispatch-overhead", ["fresh"], None, {"n": 32}),
                                                  ("gc-retention", ["js-churn"], None, {})):
         wls, vs, profiles = resolve_workloads([workload], variants, profile)
-        plan = RunPlan(["dawn"], wls, vs, profiles, tokens=5, workload_params={workload: params})
+        plan = RunPlan(["dawn"], wls, vs, profiles, tokens=5, params=dict(params), workload_params={workload: params})
         cell = plan.cells()[0]
         (offline_cell, manifest), = plan_cells([Selection(workload, variants, profile, params, tokens=5)])
         assert offline_cell["cell"] == cell.cell
