@@ -113,6 +113,9 @@ async function main(page) {
     finalization_registry: probes.finalizationRegistry,
     webgpu,
     thread: isWorker ? 'worker' : 'main',
+    // performance.timeOrigin (ms since the Unix epoch): with each sample's t_ms it places this
+    // sender's steps on the harness's clock (harness/store/timeline.py)
+    time_origin_ms: performance.timeOrigin,
   };
   const gpu = self.navigator.gpu;
   if (!gpu) {
