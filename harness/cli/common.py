@@ -157,6 +157,8 @@ def print_summary(analysis) -> None:
             say(f"  {row_label(r)}: JS heap not available (this browser's driver has no DevTools protocol)")
     for _, r in s[s["status"] != "ok"].iterrows():
         say(f"  {r['cell']}: {r['status']}: {r['reason']}")
+    for line in getattr(analysis, "measurement", []):
+        say(f"  {line.replace('`', '')}")
 
 
 def print_budgets(results) -> None:
