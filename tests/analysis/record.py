@@ -37,28 +37,52 @@ RECORDINGS = {
 }
 
 
+#: name → arguments of ``webgpu-harness app``, ``{apps}`` standing for the test apps' server
+#: (tests/apps/server.py, started for the recording), and the exit status the run must end with.
+APP_RECORDINGS = {
+    # Chromium, both injection paths: GPU work in the page and a worker (5 bind groups per step, 1 in
+    # the page), all of it in an about:blank frame, all of it in a data: worker (not measured:
+    # failed), a page that throws at once (failed with its error)
+    "chromium-app-realms": (["{apps}/page-and-worker/?steps=12", "{apps}/frames/?steps=12", "{apps}/data-worker/?steps=6",
+                             "{apps}/throws/", "-b", "chromium", "--inject", "cdp,proxy", "--steps", "12",
+                             "--start-timeout", "15", "--idle", "5", "--memory-interval-ms", "1000"], 1),
+}
+
+
+def _command(name: str, apps: str) -> tuple[list[str], int]:
+    if name in APP_RECORDINGS:
+        args, rc = APP_RECORDINGS[name]
+        return ["app", *(a.replace("{apps}", apps) for a in args)], rc
+    return ["run", *RECORDINGS[name]], 0
+
+
 def record(name: str) -> Path:
     """Run recording ``name`` and keep its manifest.json and samples.jsonl. Returns the folder."""
-    with tempfile.TemporaryDirectory() as tmp:
+    sys.path.insert(0, str(REPO / "tests" / "apps"))
+    from server import Served, create_app
+
+    with tempfile.TemporaryDirectory() as tmp, Served(create_app()) as apps:
         run = Path(tmp) / "run"
-        proc = subprocess.run([sys.executable, "-m", "harness", "run", *RECORDINGS[name], "--output", str(run)],
+        args, want = _command(name, apps.url)
+        proc = subprocess.run([sys.executable, "-m", "harness", *args, "--output", str(run)],
                               cwd=REPO, text=True, capture_output=True)
-        if proc.returncode != 0:
+        if proc.returncode != want:
             raise SystemExit(f"{name}: exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
         out = HERE / "runs" / name
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
         for f in ("manifest.json", "samples.jsonl"):
             shutil.copy(run / f, out / f)
-        (out / "COMMAND").write_text("webgpu-harness run " + " ".join(RECORDINGS[name]) + "\n"
+        shown = _command(name, "http://127.0.0.1:PORT")[0]
+        (out / "COMMAND").write_text("webgpu-harness " + " ".join(shown) + "\n"
                                      "(re-record: .venv/bin/python tests/analysis/record.py " + name + ")\n")
     return out
 
 
 if __name__ == "__main__":
-    names = sys.argv[1:] or list(RECORDINGS)
-    bad = [n for n in names if n not in RECORDINGS]
+    names = sys.argv[1:] or [*RECORDINGS, *APP_RECORDINGS]
+    bad = [n for n in names if n not in RECORDINGS and n not in APP_RECORDINGS]
     if bad:
-        raise SystemExit(f"unknown recording {bad[0]!r} (valid: {', '.join(RECORDINGS)})")
+        raise SystemExit(f"unknown recording {bad[0]!r} (valid: {', '.join([*RECORDINGS, *APP_RECORDINGS])})")
     for n in names:
         print(record(n))
