@@ -24,9 +24,18 @@ SUMMED_EMULATION = ["modeled_native_bytes", "native_bind_groups_live", "native_b
                     "modeled_buffer_bytes", "buffer_contents_js_bytes"]
 
 
+#: The sender of samples from runs older than sender ids (``src``): their worker's; the page's
+#: samples then (``uasm``) are on another clock and are left out of the fit.
+NO_SENDER = "(no sender id)"
+
+
 def sender(s: dict) -> str:
-    """Who posted a sample: its sink (``src``, the harness's pages and workers) or its realm (an app's)."""
-    return str(s.get("src") or s.get("realm") or "")
+    """Who posted a sample: its sink (``src``, the harness's pages and workers) or its realm (an
+    app's); :data:`NO_SENDER` for a run older than sender ids ("" for a page's ``uasm`` there)."""
+    who = s.get("src") or s.get("realm")
+    if who:
+        return str(who)
+    return "" if s.get("kind") == "uasm" else NO_SENDER
 
 
 class CellClock:
@@ -72,9 +81,11 @@ class CellClock:
         return message
 
     def fit(self, sender: str) -> TL.ClockFit | None:
-        if sender not in self._fits:
-            self._fits[sender] = TL.fit_sender(self.deliveries.get(sender, []), self.origins.get(sender), self.syncs)
-        return self._fits[sender]
+        """The clock fit of ``sender`` (harness/store/timeline.py ``fit_senders``); call after every
+        sample of the cell was seen."""
+        if not self._fits:
+            self._fits = TL.fit_senders(self.deliveries, self.origins, self.syncs)
+        return self._fits.get(sender)
 
     def realm_label(self, realm: str | None) -> str:
         """``page``, ``worker``, ``frame`` (steps.csv ``realm_<label>_…`` columns); with a number,

@@ -20,9 +20,10 @@ per user agent, so every realm's ``timeOrigin + now()`` is the same clock).
   (± ms, stated per cell). When the bounds disagree (no intersection: the sender's clock is not
   the page's), the sender falls back to ``delivery-lag``.
 - ``delivery-lag``: no round trip (an older run, a browser we do not drive): the offset makes
-  the sender's fastest delivery take 0 ms (the smallest ``received − t_ms``). A step is then
-  placed up to that delivery's real lag early; that lag is not measured, so the uncertainty
-  is unknown (None).
+  the fastest delivery take 0 ms (the smallest ``received − sender_ms``) — of all the senders
+  that reported a time origin together (one clock: their steps keep their order exactly), of
+  each other sender alone. A step is then placed up to that delivery's real lag early; that lag
+  is not measured, so the uncertainty is unknown (None).
 
 **Steps** (:func:`spans`): step k of the measured realm ends at its sample's ``t_ms`` (posted at
 the boundary) mapped as above, and runs from the end of the step before (step 0 from its end
@@ -114,10 +115,30 @@ def fit_sender(deliveries: Iterable[tuple[float, float]], time_origin_ms: float 
                 "its clock is not the page's")
     elif time_origin_ms is not None:
         note = "no round trip with the page"
+        offset = max(time_origin_ms + t - r * 1000 for t, r in pairs)
+        return ClockFit(DELIVERY_LAG, offset, None, 0.0, time_origin_ms, note)
     else:
         note = "the sender reported no time origin"
     offset = max(t - r * 1000 for t, r in pairs)
     return ClockFit(DELIVERY_LAG, offset, None, 0.0, None, note)
+
+
+def fit_senders(deliveries: dict[str, list[tuple[float, float]]], origins: dict[str, float],
+                syncs: Sequence[ClockSync] = ()) -> dict[str, ClockFit | None]:
+    """:func:`fit_sender` for every sender of a cell. Without round trips, the senders that
+    reported a time origin share one clock (the browser's epoch clock), so they share one
+    ``delivery-lag`` offset — the fastest delivery of any of them taken as 0 ms — and their
+    steps keep their order relative to each other exactly; the others are fitted alone."""
+    fits = {who: fit_sender(d, origins.get(who), syncs) for who, d in deliveries.items()}
+    joint = [who for who, f in fits.items() if f is not None and f.method == DELIVERY_LAG
+             and who in origins and not syncs]
+    if len(joint) > 1:
+        offset = max(origins[w] + t - r * 1000 for w in joint for t, r in deliveries[w])
+        for w in joint:
+            lag = min(r * 1000 - (origins[w] + t - offset) for t, r in deliveries[w])
+            fits[w] = ClockFit(DELIVERY_LAG, offset, None, lag, origins[w],
+                               "no round trip with the page; one offset for every realm's epoch clock")
+    return fits
 
 
 @dataclass(frozen=True)

@@ -168,3 +168,27 @@ def test_webkit_ort_run_memory_samples_on_the_steps_they_were_taken_in(tmp_path)
     assert all(t <= ends[int(k)] + 1e-6 for t, k in zip(inside["time_s"], inside["step"]))
     assert inside.sort_values("time_s")["step_pos"].is_monotonic_increasing
     assert run.summary["clock"].iloc[0].startswith("round-trip ±")
+
+
+def test_pytest_plugin_counts_every_realm_on_the_measured_steps(apps):
+    """webgpu_probes(page).counts(...) as `app` counts: the page's calls placed on the worker's steps."""
+    from playwright.sync_api import sync_playwright
+
+    from harness.drive.chromium import CHROMIUM_FLAGS, ChromiumDriver
+    from harness.pytest_plugin import WebGPUProbes
+
+    located = ChromiumDriver().locate()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=located.executable, args=list(CHROMIUM_FLAGS), headless=True)
+        try:
+            page = browser.new_page()
+            probes = WebGPUProbes(page)
+            page.goto(f"{apps}/page-and-worker/?steps={N}")
+            page.wait_for_selector("text=done", timeout=300_000)
+            rows = probes.steps()
+            probes.close()
+        finally:
+            browser.close()
+    assert [r["create_bind_group"] for r in rows][1:] == [5] * (N - 1)
+    assert [r["realm_page_create_bind_group"] for r in rows][1:] == [1] * (N - 1)
+    assert [r["realm_worker_create_bind_group"] for r in rows] == [4] * N
