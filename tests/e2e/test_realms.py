@@ -3,7 +3,7 @@
 frames, data-worker, throws) and of ort-run.
 
 Each test starts its own browser runs: ``full`` (make test-full). The same cases read from a
-recorded Chromium run are in tests/analysis/test_realms.py (make test).
+recorded Chromium run are in tests/analysis/test_recorded_realms.py (make test).
 """
 
 from __future__ import annotations
