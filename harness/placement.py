@@ -46,6 +46,7 @@ class CellClock:
         self.deliveries: dict[str, list[tuple[float, float]]] = {}
         self.origins: dict[str, float] = {}
         self.syncs: list[TL.ClockSync] = []
+        self.walls: list[float] = []
         self.others: dict[str, list[dict]] = {}
         self.own_open: list[dict] = []
         self.step_senders: set[str] = set()
@@ -56,6 +57,8 @@ class CellClock:
         """Note one sample of the cell (any kind)."""
         if s.get("kind") == "clock_sync":
             self.syncs.append(TL.ClockSync(float(s["time_s"]), float(s["answered_s"]), float(s["browser_ms"])))
+            if isinstance(s.get("harness_epoch_ms"), (int, float)):  # the harness's wall clock at run time 0
+                self.walls.append(float(s["harness_epoch_ms"]) - float(s["time_s"]) * 1000)
             return
         who = sender(s)
         if not who or s.get("t_ms") is None or s.get("received_s") is None:
@@ -142,6 +145,16 @@ def place_memory(memory: pd.DataFrame, spans: dict[str, TL.Spans]) -> None:
             memory.loc[unplaced, "token"] = memory[unplaced].groupby("cell")["token"].ffill()
 
 
+def place_gc(gc: pd.DataFrame, spans: dict[str, TL.Spans]) -> pd.DataFrame:
+    """Forced collections (tables ``gc``) with ``step`` and ``done_step``: the measured realm's
+    step running when the harness asked (``time_s``) and when the engine answered (``done_s``),
+    by time (``token``/``done_token`` stay the last step the harness had received then)."""
+    for col, at in (("step", "time_s"), ("done_step", "done_s")):
+        gc[col] = pd.array([TL.place(float(t), spans[c])[0] if c in spans and t is not None and pd.notna(t) else None
+                            for c, t in zip(gc["cell"], gc[at])], dtype="Int64")
+    return gc
+
+
 def clock_columns(summary: pd.DataFrame, clocks: dict[str, CellClock]) -> None:
     """summary.csv ``clock`` and ``clock_uncertainty_ms``: how the cell's step times were mapped
     (the least certain of its step senders)."""
@@ -151,7 +164,12 @@ def clock_columns(summary: pd.DataFrame, clocks: dict[str, CellClock]) -> None:
         if not fits:
             continue
         worst = max(fits, key=lambda f: float("inf") if f.uncertainty_ms is None else f.uncertainty_ms)
-        summary.loc[i, "clock"] = worst.describe()
+        text = worst.describe()
+        if clock.walls and worst.time_origin_ms is not None:
+            # the browser's epoch clock against the harness's own wall clock (same machine: ~0)
+            ahead = worst.offset_ms - sorted(clock.walls)[len(clock.walls) // 2]
+            text += f"; the browser's clock {ahead:+.1f} ms from the harness's wall clock"
+        summary.loc[i, "clock"] = text
         summary.loc[i, "clock_uncertainty_ms"] = (round(worst.uncertainty_ms, 3)
                                                   if worst.uncertainty_ms is not None else None)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.placement import CellClock, attribute_realms, clock_columns, place_memory, place_steps, sender
+from harness.placement import CellClock, attribute_realms, clock_columns, place_gc, place_memory, place_steps, sender
 from harness.store import catalog
 from harness.store.runfolder import read_manifest, read_samples
 
@@ -68,8 +68,8 @@ class Tables:
     events: pd.DataFrame
     #: cell id → the ``result`` object of its ``done`` sample (workload-specific tables live here)
     results: dict[str, dict]
-    #: forced collections (``gc_checkpoint`` samples): :data:`GC_COLUMNS`; ``token`` is the last
-    #: step the harness had seen when it asked
+    #: forced collections (``gc_checkpoint`` samples): :data:`GC_COLUMNS` plus ``step``/``done_step``
+    #: by time (harness/placement.py); ``token`` is the last step the harness had seen when it asked
     gc: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=GC_COLUMNS))
 
 
@@ -176,7 +176,7 @@ def build(run_dir: Path) -> Tables:
     summary["engine"] = [engine_label(results.get(c, {})) for c in summary["cell"]]
     budget = (manifest.get("parameters") or {}).get("memory_budget_bytes")
     _jetsam(summary, steps, memory, budget)
-    return Tables(summary, steps, memory, manifest, env, events, results, pd.DataFrame(gc_rows, columns=GC_COLUMNS))
+    return Tables(summary, steps, memory, manifest, env, events, results, place_gc(pd.DataFrame(gc_rows, columns=GC_COLUMNS), spans))
 
 
 def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dict) -> pd.DataFrame:

@@ -16,9 +16,21 @@ Per cell (app × browser × injection path × repetition), in a fresh browser co
   5. the page realm is flushed (and, for ``interval:`` steps, its open step ended) and the
      workers' batches (sent at most 100 ms after a step) are given 0.6 s to arrive.
 
-The *measured realm* is the page or worker global that made a GPUDevice and reported the most
-steps; steps.csv keeps its steps (harness/tables.py), samples.jsonl keeps every realm's. No
-device in any realm: ``skipped``, "no WebGPU device". A device but no step: ``failed``.
+The *measured realm* is the page, frame or worker global that made a GPUDevice and reported the
+most steps; steps.csv keeps its steps with every other realm's calls placed on them by time
+(harness/placement.py), samples.jsonl keeps every realm's. A cell never ends ``ok`` or
+``skipped`` on a partial or empty measurement (:meth:`AppRunner._verdict`):
+
+  - no device in any instrumented realm, while the app started a worker or frame the bootstrap
+    could not enter: ``failed``, naming it (it may have done the GPU work);
+  - no device and the app failed (an uncaught error, an unhandled rejection): ``failed`` with it;
+  - no device otherwise: ``skipped``, "no WebGPU device";
+  - a device but no step, or steps that all counted zero calls, while the app failed: ``failed``
+    with the first error; a device but no step otherwise: ``failed`` (try another ``--step-on``);
+  - fewer steps than ``--steps``: ``failed``.
+
+What makes an ``ok`` cell partial or eventful — a worker or frame not measured, a device lost or
+made again, the app's errors — is the manifest cell's ``warnings`` (:func:`measurement_warnings`).
 """
 
 from __future__ import annotations
@@ -45,7 +57,9 @@ REACH_TIMEOUT_S = 10.0
 
 @dataclass
 class AppProbeContext(ProbeContext):
-    """A probe context whose ``token()`` is the measured realm's last step."""
+    """A probe context whose ``token()`` is the measured realm's last step received. (The
+    analysis puts every harness-side sample on the measured realm's steps by the time it was
+    taken: harness/placement.py; the ``token`` written with a sample is what was known then.)"""
 
     watch: RealmWatch | None = None
 
@@ -53,7 +67,7 @@ class AppProbeContext(ProbeContext):
         return self.watch.last_step() if self.watch is not None else None
 
     def token_at(self, time_s: float) -> int | None:
-        """The measured realm's last step (an app's realms have no common step clock)."""
+        """The measured realm's last step received (which realm is measured is known only at the end)."""
         return self.token()
 
 
