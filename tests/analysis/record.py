@@ -42,9 +42,9 @@ RECORDINGS = {
 APP_RECORDINGS = {
     # Chromium, both injection paths: GPU work in the page and a worker (5 bind groups per step, 1 in
     # the page), all of it in an about:blank frame, all of it in a data: worker (not measured:
-    # failed), a page that throws at once (failed with its error)
+    # failed), a page that throws at once (failed with its error), a device lost and made again
     "chromium-app-realms": (["{apps}/page-and-worker/?steps=12", "{apps}/frames/?steps=12", "{apps}/data-worker/?steps=6",
-                             "{apps}/throws/", "-b", "chromium", "--inject", "cdp,proxy", "--steps", "12",
+                             "{apps}/throws/", "{apps}/device-again/?steps=6", "-b", "chromium", "--inject", "cdp,proxy", "--steps", "12",
                              "--start-timeout", "15", "--idle", "5", "--memory-interval-ms", "1000"], 1),
 }
 

@@ -64,7 +64,7 @@ def test_page_and_worker_counts_are_both_on_every_step(app):
 def test_step_times_by_round_trip_and_steps_in_order(app):
     s = app.tables.summary
     ok = s[s["status"] == "ok"]
-    assert len(ok) == 4
+    assert len(ok) == 6
     assert ok["clock"].str.startswith("round-trip ±").all(), ok["clock"].tolist()
     assert (ok["clock_uncertainty_ms"] < 50).all()
     for cell in ok["cell"]:
@@ -145,3 +145,21 @@ def test_older_runs_fall_back_to_delivery_lags(name):
     assert t.summary["clock"].str.startswith("delivery-lag").all()
     assert t.summary["clock_uncertainty_ms"].isna().all()
     assert _check_placement(t) > 0
+
+
+def test_a_device_lost_and_made_again_is_said_and_the_counts_span_all(app):
+    for path, cell in cells_of(app, "device-again").items():
+        assert cell["status"] == "ok" and cell["realm_kind"] == "page", (path, cell["reason"])
+        s = steps_of(app, cell["cell"])
+        assert s["create_bind_group"].tolist() == [3] * 12, path      # 6 steps on each computing device
+        assert s["create_compute_pipeline"].sum() == 2, path             # one pipeline per computing device
+        (page,) = cell["realms"]
+        assert (page["devices"], page["devices_lost"]) == (3, 1), page
+        assert cell["warnings"] == [
+            "page: GPUDevice lost at step 6 (destroyed: device.destroy() was called at step 6, then the device was "
+            "used (GPUDevice.createBuffer))",
+            "page: made 3 GPUDevices (a device made again: counts span all of them)"], cell["warnings"]
+        ev = app.tables.events
+        lost = ev[(ev["cell"] == cell["cell"]) & (ev["kind"] == "device_lost")]
+        assert len(lost) == 1 and lost["message"].iloc[0].startswith("[page] device.destroy() was called at step 6")
+        assert sum(f"⚠ `{cell['cell']}`: page: made 3 GPUDevices" in n for n in app.measurement) == 1

@@ -11,7 +11,8 @@ front of it.
     .venv/bin/python tests/apps/server.py --port 8100 --isolated --csp "script-src 'self'; worker-src 'self' blob:"
 
 App pages: /transformers/, /ort-classic/, /ort-blob/, /main-thread/, /nested/, /eager-module/,
-/eager-blob/, /no-device/, /interactive/, /page-and-worker/, /data-worker/, /frames/, /throws/.
+/eager-blob/, /no-device/, /interactive/, /page-and-worker/, /data-worker/, /frames/, /throws/,
+/device-again/.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ ISOLATION_HEADERS = {
 
 #: The app pages, each a folder under tests/apps/ with an index.html.
 APPS = ("transformers", "ort-classic", "ort-blob", "main-thread", "nested", "eager-module", "eager-blob", "no-device",
-        "page-and-worker", "data-worker", "frames", "throws")
+        "page-and-worker", "data-worker", "frames", "throws", "device-again")
 
 
 def create_app(isolated: bool = False, csp: str | None = None) -> FastAPI:

@@ -47,11 +47,12 @@ N = 6
 
 @pytest.fixture(scope="module")
 def chromium(apps, tmp_path_factory):
-    """page-and-worker, frames (about:blank, srcdoc), a page that throws: cdp and proxy."""
+    """page-and-worker, frames (about:blank, srcdoc), a page that throws, a device lost and made
+    again: cdp and proxy."""
     return app_run(tmp_path_factory, "chromium", f"pw={apps}/page-and-worker/?steps={N}",
                    f"blank={apps}/frames/?steps={N}", f"srcdoc={apps}/frames/?steps={N}&mode=srcdoc",
-                   f"throws={apps}/throws/", "-b", "chromium", "--inject", "cdp,proxy", "--steps", str(N),
-                   "--start-timeout", "15", "--idle", "10", want=1)
+                   f"throws={apps}/throws/", f"again={apps}/device-again/?steps={N // 2}", "-b", "chromium",
+                   "--inject", "cdp,proxy", "--steps", str(N), "--start-timeout", "15", "--idle", "10", want=1)
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +102,18 @@ def test_chromium_page_that_throws_fails_with_the_error(chromium):
         assert "app failed at start: config.model is undefined" in cell["reason"], cell["reason"]
         assert "--step-on" not in cell["reason"]
     assert "TypeError: app failed at start" in r.stderr
+
+
+def test_chromium_device_lost_and_made_again_is_an_event_and_a_warning(chromium):
+    r, run = chromium
+    for path in ("cdp", "proxy"):
+        cell = cell_of(run, "again", path)
+        assert cell["status"] == "ok" and steps_of(run, cell)["create_bind_group"].tolist() == [3] * N
+        assert cell["warnings"][0].startswith(f"page: GPUDevice lost at step {N // 2} (destroyed: ")
+        assert cell["warnings"][1] == "page: made 3 GPUDevices (a device made again: counts span all of them)"
+        assert f"⚠ {cell['cell']}: page: made 3 GPUDevices" in r.stdout
+    assert "page: GPUDevice lost at step" in (run.dir / "summary.md").read_text()
+    assert "page: made 3 GPUDevices" in (run.dir / "report.html").read_text()
 
 
 def test_step_times_mapped_by_round_trips(chromium):
