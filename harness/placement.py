@@ -197,6 +197,9 @@ def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClo
             continue
         index_of = {k: i for i, k in enumerate(sp.steps)}
         measured = str(cell["realm"])
+        # two realms' clocks each tick (WebKitGTK: whole ms): an order within two ticks is unknown
+        tick = TL.resolution_ms(t for w in [measured, *clock.others] for t, _ in clock.deliveries.get(w, []))
+        tolerance_s = 2 * tick / 1000
         labels = {measured: clock.realm_label(measured)}
         names = {measured: clock.realm_name(measured)}
         own = {name: [int(steps.at[r, col]) if pd.notna(steps.at[r, col]) else 0 for r in rows]
@@ -214,7 +217,7 @@ def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClo
                                    for x in samples if x.get("t_ms") is not None)
             if not points:
                 continue
-            a = TL.attribute(points, sp)
+            a = TL.attribute(points, sp, tolerance_s)
             where = [index_of.get(int(steps.at[r, "step"])) for r in rows]
             labels[realm] = clock.realm_label(realm)
             names[realm] = clock.realm_name(realm)

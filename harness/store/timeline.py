@@ -15,10 +15,11 @@ per user agent, so every realm's ``timeOrigin + now()`` is the same clock).
   ``performance.timeOrigin + performance.now()`` (harness/probe/clock.py); the answer ``v`` was
   read at some run time between the ask ``a`` and the answer ``b``, so
   ``offset ∈ [v − b, v − a]``. Every posted sample also bounds it: it arrived after it was
-  made, ``received ≥ run(sent)``, so ``offset ≥ sender_ms − received_ms``. The offset is the
-  middle of the intersection of all these intervals; the **uncertainty** is half its width
-  (± ms, stated per cell). When the bounds disagree (no intersection: the sender's clock is not
-  the page's), the sender falls back to ``delivery-lag``.
+  made, ``received ≥ run(sent)``, so ``offset ≥ sender_ms − received_ms``. Every sender with a
+  time origin reads the same clock, so they share one offset (:func:`fit_senders`): the middle of
+  the intersection of all these intervals; the **uncertainty** is half its width (± ms, stated
+  per cell), and the realms' steps keep their order among each other exactly. A sender whose
+  deliveries contradict the round trips (its clock is not the page's) is fitted alone.
 - ``delivery-lag``: no round trip (an older run, a browser we do not drive): the offset makes
   the fastest delivery take 0 ms (the smallest ``received − sender_ms``) — of all the senders
   that reported a time origin together (one clock: their steps keep their order exactly), of
@@ -36,9 +37,10 @@ instead of by arrival.
 
 **Other realms' calls** (:func:`attribute`): a realm that is not the measured one posts its own
 steps and ``open_step`` samples (counts so far in its open step); as a cumulative count per
-counter they form a step function of time, and measured step k gets ``C(end_k) − C(end_k−1)``:
-every call lands in exactly one measured step (the first step whose end is after the sample that
-reported it), calls after the last measured step end are left over and said so.
+counter they form a step function of time, and measured step k gets what was reported before
+its end and not before step k−1's: every call lands in exactly one measured step (the first
+step that ends after the sample that reported it, a sample within the clocks' tick of an end
+counting after it), calls after the last measured step end are left over and said so.
 """
 
 from __future__ import annotations
@@ -125,19 +127,46 @@ def fit_sender(deliveries: Iterable[tuple[float, float]], time_origin_ms: float 
 
 def fit_senders(deliveries: dict[str, list[tuple[float, float]]], origins: dict[str, float],
                 syncs: Sequence[ClockSync] = ()) -> dict[str, ClockFit | None]:
-    """:func:`fit_sender` for every sender of a cell. Without round trips, the senders that
-    reported a time origin share one clock (the browser's epoch clock), so they share one
-    ``delivery-lag`` offset — the fastest delivery of any of them taken as 0 ms — and their
-    steps keep their order relative to each other exactly; the others are fitted alone."""
-    fits = {who: fit_sender(d, origins.get(who), syncs) for who, d in deliveries.items()}
-    joint = [who for who, f in fits.items() if f is not None and f.method == DELIVERY_LAG
-             and who in origins and not syncs]
-    if len(joint) > 1:
-        offset = max(origins[w] + t - r * 1000 for w in joint for t, r in deliveries[w])
-        for w in joint:
-            lag = min(r * 1000 - (origins[w] + t - offset) for t, r in deliveries[w])
-            fits[w] = ClockFit(DELIVERY_LAG, offset, None, lag, origins[w],
-                               "no round trip with the page; one offset for every realm's epoch clock")
+    """The clock fit of every sender of a cell. The senders that reported a time origin read one
+    clock (the browser's epoch clock), so they get one offset — bounded by the round trips and by
+    every one of their deliveries — and their steps keep their order relative to each other
+    exactly (a page's call made right after a worker's step stays after it). A sender whose
+    deliveries contradict the round trips (arrived before the page's clock says they were made)
+    is fitted alone (:func:`fit_sender`); so is a sender without a time origin."""
+    fits: dict[str, ClockFit | None] = {}
+    epoch = {w: [(float(t), float(r)) for t, r in d if t is not None and r is not None]
+             for w, d in deliveries.items() if w in origins}
+    epoch = {w: d for w, d in epoch.items() if d}
+    for w, d in deliveries.items():
+        if w not in epoch:
+            fits[w] = fit_sender(d, origins.get(w), syncs)
+    if not epoch:
+        return fits
+    floor = {w: max(origins[w] + t - r * 1000 for t, r in d) for w, d in epoch.items()}
+    note = ""
+    if syncs:
+        lo = max(x.browser_ms - x.b_s * 1000 for x in syncs)
+        hi = min(x.browser_ms - x.a_s * 1000 for x in syncs)
+        if lo > hi:
+            best = min(syncs, key=lambda x: x.b_s - x.a_s)
+            lo, hi = best.browser_ms - best.b_s * 1000, best.browser_ms - best.a_s * 1000
+            note = "the round trips disagree (clock drift); the tightest one used"
+        joint = [w for w in epoch if floor[w] <= hi]
+        for w in epoch:
+            if w not in joint:  # its clock is not the page's: alone, by its own deliveries
+                fits[w] = fit_sender(epoch[w], origins[w], ())
+        if joint:
+            lo = max([lo] + [floor[w] for w in joint])
+            offset, unc = (lo + hi) / 2, (hi - lo) / 2
+            for w in joint:
+                lag = min(r * 1000 - (origins[w] + t - offset) for t, r in epoch[w])
+                fits[w] = ClockFit(ROUND_TRIP, offset, unc, lag, origins[w], note)
+        return fits
+    offset = max(floor.values())
+    for w, d in epoch.items():
+        lag = min(r * 1000 - (origins[w] + t - offset) for t, r in d)
+        fits[w] = ClockFit(DELIVERY_LAG, offset, None, lag, origins[w],
+                           "no round trip with the page" + ("; one offset for every realm's epoch clock" if len(epoch) > 1 else ""))
     return fits
 
 
@@ -211,19 +240,35 @@ def cumulative(points: Iterable[tuple[str, int, float, dict | None, dict | None]
     return out
 
 
-def attribute(points: list[tuple[float, dict, dict]], sp: Spans) -> Attribution:
+def resolution_ms(t_ms: Iterable[float]) -> float:
+    """The tick of the clocks that made ``t_ms`` (ms): the coarsest of 1, 0.1, 0.01, 0.001 that
+    every value is a multiple of (WebKitGTK's ``performance.now()`` and ``timeOrigin`` tick in
+    whole ms; Chromium's in 0.1 ms, finer when cross-origin isolated)."""
+    values = [float(t) for t in t_ms]
+    for tick in (1.0, 0.1, 0.01, 0.001):
+        if all(abs(v / tick - round(v / tick)) < 1e-4 for v in values):
+            return tick
+    return 0.0
+
+
+def attribute(points: list[tuple[float, dict, dict]], sp: Spans, tolerance_s: float = 0.0) -> Attribution:
     """Place one realm's cumulative points (:func:`cumulative`) on the measured steps: step i
-    gets what the realm reported after step i−1 ended up to step i's end."""
+    gets what the realm reported after step i−1's cut up to step i's cut, a step's cut being its
+    end less ``tolerance_s``. A point at a step's end, or within the two realms' clock ticks
+    before it (``tolerance_s``: clocks that tick in whole ms cannot order two events in the
+    same ms), counts in the next step: a realm that reacts to the measured realm's step (a page
+    drawing each token the worker made) is then counted with the step that follows, as its
+    calls are."""
     times = [p[0] for p in points]
     names = sorted({k for _, c, _ in points for k in c})
 
     def at(t: float) -> tuple[dict, dict]:
-        j = bisect.bisect_right(times, t)
+        j = bisect.bisect_left(times, t)  # points strictly before t
         return (points[j - 1][1], points[j - 1][2]) if j else ({}, {})
 
     per, live, before = [], [], {}
     for end in sp.ends:
-        now, values = at(end)
+        now, values = at(end - tolerance_s)
         per.append({k: int(now.get(k, 0) - before.get(k, 0)) for k in names})
         live.append(dict(values))
         before = now

@@ -47,11 +47,12 @@ N = 6
 
 @pytest.fixture(scope="module")
 def chromium(apps, tmp_path_factory):
-    """page-and-worker, frames (about:blank, srcdoc), a page that throws, a device lost and made
-    again: cdp and proxy."""
+    """page-and-worker, frames (about:blank, srcdoc, sandboxed srcdoc), a page that throws, a
+    device lost and made again: cdp and proxy."""
     return app_run(tmp_path_factory, "chromium", f"pw={apps}/page-and-worker/?steps={N}",
                    f"blank={apps}/frames/?steps={N}", f"srcdoc={apps}/frames/?steps={N}&mode=srcdoc",
-                   f"throws={apps}/throws/", f"again={apps}/device-again/?steps={N // 2}", "-b", "chromium",
+                   f"throws={apps}/throws/", f"again={apps}/device-again/?steps={N // 2}",
+                   f"sandboxed={apps}/frames/?steps={N}&mode=sandboxed", "-b", "chromium",
                    "--inject", "cdp,proxy", "--steps", str(N), "--start-timeout", "15", "--idle", "10", want=1)
 
 
@@ -92,6 +93,20 @@ def test_chromium_about_blank_and_srcdoc_frames_measured_on_both_paths(chromium)
             cell = cell_of(run, variant, path)
             assert cell["status"] == "ok" and cell["realm_kind"] == "frame", (variant, path, cell["reason"])
             assert steps_of(run, cell)["create_bind_group"].tolist() == [3] * N, (variant, path)
+
+
+def test_chromium_sandboxed_frame_measured_by_cdp_and_named_where_the_proxy_cannot(chromium):
+    """A sandbox="allow-scripts" srcdoc frame (opaque origin) does all the GPU work: Chromium's
+    init script gets in and its samples come back over the DevTools binding; through the proxy its
+    bootstrap runs but nothing can leave an opaque origin: failed, naming the frame, not skipped."""
+    r, run = chromium
+    cdp = cell_of(run, "sandboxed", "cdp")
+    assert cdp["status"] == "ok" and cdp["realm_kind"] == "frame", cdp["reason"]
+    assert steps_of(run, cdp)["create_bind_group"].tolist() == [3] * N
+    proxy = cell_of(run, "sandboxed", "proxy")
+    assert proxy["status"] == "failed" and proxy["reason"].startswith("no instrumented realm made a GPUDevice")
+    assert "not measured: frame about:srcdoc" in proxy["reason"]
+    assert f"⚠ {proxy['cell']}: not measured: frame about:srcdoc" in r.stdout
 
 
 def test_chromium_page_that_throws_fails_with_the_error(chromium):

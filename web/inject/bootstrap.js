@@ -79,6 +79,10 @@ function adapterSample(adapter, device) {
 export function install(config = {}, target = undefined, reenter = null) {
   const scope = target ?? globalThis;
   if (scope[GLOBAL_KEY]) return scope[GLOBAL_KEY];
+  // claimed first: a realm is installed once, even when a step below throws (a second install
+  // would wrap the same prototypes again and count every call twice)
+  const api = {};
+  Object.defineProperty(scope, GLOBAL_KEY, { value: api, configurable: false, enumerable: false, writable: false });
   const o = {
     fetch: scope.fetch, setTimeout: scope.setTimeout, clearTimeout: scope.clearTimeout,
     setInterval: scope.setInterval, BroadcastChannel: scope.BroadcastChannel,
@@ -154,15 +158,27 @@ export function install(config = {}, target = undefined, reenter = null) {
   const recorder = new StepRecorder(post, stepOn, stats, () => scope.performance.now());
   const trigger = installStepTrigger(scope, recorder, o, () => devices.length > 0);
   // device losses and uncaptured errors, with the step they fell in
-  installDeviceEvents(scope, { post, step: () => recorder.step });
+  try {
+    installDeviceEvents(scope, { post, step: () => recorder.step });
+  } catch (err) {
+    post({ kind: 'log', message: `device events not installed: ${err?.message ?? err}` });
+  }
 
   // 5. Every worker this realm starts gets the bootstrap too, and so does every frame.
-  if (config.wrapWorkers !== false) wrapWorkers(scope, post, o);
+  const attempt = (what, fn) => {
+    try {
+      return fn();
+    } catch (err) {
+      post({ kind: 'log', message: `${what} not installed: ${err?.message ?? err}` });
+      return false;
+    }
+  };
+  if (config.wrapWorkers !== false) attempt('worker wrappers', () => wrapWorkers(scope, post, o));
   const framesWrapped = typeof reenter === 'function' && realm.kind !== 'worker' && realm.kind !== 'sharedworker'
-    && realm.kind !== 'serviceworker' && wrapFrames(scope, {
+    && realm.kind !== 'serviceworker' && attempt('frame wrappers', () => wrapFrames(scope, {
       key: GLOBAL_KEY, post,
       enter: (win, fid) => reenter({ ...config, realm: { kind: 'frame', fid } }, win),
-    });
+    }));
 
   // 6. The app's own failures: uncaught errors and unhandled rejections of this realm.
   let errors = 0;
@@ -237,7 +253,7 @@ export function install(config = {}, target = undefined, reenter = null) {
   });
   transport.flush();
 
-  const api = {
+  Object.assign(api, {
     realm,
     /** Post this realm's open step (if it counted calls), ask every other realm of the app for
      * theirs (CONTROL_CHANNEL), and send what is queued. */
@@ -250,7 +266,6 @@ export function install(config = {}, target = undefined, reenter = null) {
       sent: transport.sent, relayed: transport.relayed, failed: transport.failed, queued: transport.queue.length }),
     /** End the open step now (the harness's last step when a run ends between boundaries). */
     endStep: () => recorder.boundary('harness'),
-  };
-  Object.defineProperty(scope, GLOBAL_KEY, { value: api, configurable: false, enumerable: false, writable: false });
+  });
   return api;
 }

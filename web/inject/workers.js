@@ -146,7 +146,12 @@ export function wrapWorkers(scope, post, o) {
     Object.defineProperty(scope, name, { value: wrapped, writable: true, configurable: true, enumerable: false });
   }
 
-  const container = scope.navigator?.serviceWorker;
+  let container = null;
+  try {
+    container = scope.navigator?.serviceWorker;  // throws in a sandboxed realm without allow-same-origin
+  } catch {
+    container = null;
+  }
   const proto = container && Object.getPrototypeOf(container);
   if (proto && typeof proto.register === 'function') {
     const register = proto.register;

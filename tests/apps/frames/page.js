@@ -17,6 +17,21 @@
   <\/script>`;
   try {
     const iframe = document.createElement('iframe');
+    if (mode === 'sandboxed') {
+      // an opaque origin: nothing reaches it from the page, and it cannot call back (it posts instead)
+      iframe.setAttribute('sandbox', 'allow-scripts');
+      iframe.srcdoc = `<script src="${compute}"><\/script><script>
+        self.computeSteps(navigator.gpu, ${steps}).then((r) => parent.postMessage({ done: r }, '*'),
+          (e) => parent.postMessage({ failed: String(e && e.message || e) }, '*'));
+      <\/script>`;
+      window.addEventListener('message', (e) => {
+        if (e.data?.done) done(e.data.done);
+        else if (e.data?.failed) status.textContent = `failed: ${e.data.failed}`;
+      });
+      document.getElementById('frames').appendChild(iframe);
+      status.textContent = 'running';
+      return;
+    }
     if (mode === 'srcdoc') {
       iframe.srcdoc = inner;
       document.getElementById('frames').appendChild(iframe);

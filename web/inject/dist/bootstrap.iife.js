@@ -2707,7 +2707,11 @@ var WebGPUHarnessInject = (() => {
       this.n = 0;
       this.failed = 0;
       this.relayed = 0;
-      this.url = new URL(SAMPLE_PATH, scope.origin && scope.origin !== "null" ? scope.origin : scope.location.href).href;
+      try {
+        this.url = new URL(SAMPLE_PATH, scope.origin && scope.origin !== "null" ? scope.origin : scope.location.href).href;
+      } catch {
+        this.url = null;
+      }
       this.channel = null;
       this.relayTarget = false;
     }
@@ -2743,6 +2747,7 @@ var WebGPUHarnessInject = (() => {
         }
       }
       try {
+        if (this.url === null) throw new Error("no same-origin URL");
         const r = await this.o.fetch.call(this.scope, this.url, {
           method: "POST",
           headers: { "content-type": "application/json" },
@@ -3053,7 +3058,12 @@ var WebGPUHarnessInject = (() => {
       });
       Object.defineProperty(scope, name, { value: wrapped, writable: true, configurable: true, enumerable: false });
     }
-    const container = scope.navigator?.serviceWorker;
+    let container = null;
+    try {
+      container = scope.navigator?.serviceWorker;
+    } catch {
+      container = null;
+    }
     const proto = container && Object.getPrototypeOf(container);
     if (proto && typeof proto.register === "function") {
       const register = proto.register;
@@ -3411,6 +3421,8 @@ var WebGPUHarnessInject = (() => {
   function install(config = {}, target = void 0, reenter = null) {
     const scope = target ?? globalThis;
     if (scope[GLOBAL_KEY]) return scope[GLOBAL_KEY];
+    const api = {};
+    Object.defineProperty(scope, GLOBAL_KEY, { value: api, configurable: false, enumerable: false, writable: false });
     const o = {
       fetch: scope.fetch,
       setTimeout: scope.setTimeout,
@@ -3485,13 +3497,25 @@ var WebGPUHarnessInject = (() => {
     } : null;
     const recorder = new StepRecorder(post, stepOn, stats, () => scope.performance.now());
     const trigger = installStepTrigger(scope, recorder, o, () => devices.length > 0);
-    installDeviceEvents(scope, { post, step: () => recorder.step });
-    if (config.wrapWorkers !== false) wrapWorkers(scope, post, o);
-    const framesWrapped = typeof reenter === "function" && realm.kind !== "worker" && realm.kind !== "sharedworker" && realm.kind !== "serviceworker" && wrapFrames(scope, {
+    try {
+      installDeviceEvents(scope, { post, step: () => recorder.step });
+    } catch (err) {
+      post({ kind: "log", message: `device events not installed: ${err?.message ?? err}` });
+    }
+    const attempt = (what, fn) => {
+      try {
+        return fn();
+      } catch (err) {
+        post({ kind: "log", message: `${what} not installed: ${err?.message ?? err}` });
+        return false;
+      }
+    };
+    if (config.wrapWorkers !== false) attempt("worker wrappers", () => wrapWorkers(scope, post, o));
+    const framesWrapped = typeof reenter === "function" && realm.kind !== "worker" && realm.kind !== "sharedworker" && realm.kind !== "serviceworker" && attempt("frame wrappers", () => wrapFrames(scope, {
       key: GLOBAL_KEY,
       post,
       enter: (win, fid) => reenter({ ...config, realm: { kind: "frame", fid } }, win)
-    });
+    }));
     let errors = 0;
     const onError = (errorKind, message, where, stack) => {
       errors += 1;
@@ -3569,7 +3593,7 @@ var WebGPUHarnessInject = (() => {
       frames_wrapped: Boolean(framesWrapped)
     });
     transport.flush();
-    const api = {
+    Object.assign(api, {
       realm,
       /** Post this realm's open step (if it counted calls), ask every other realm of the app for
        * theirs (CONTROL_CHANNEL), and send what is queued. */
@@ -3593,8 +3617,7 @@ var WebGPUHarnessInject = (() => {
       }),
       /** End the open step now (the harness's last step when a run ends between boundaries). */
       endStep: () => recorder.boundary("harness")
-    };
-    Object.defineProperty(scope, GLOBAL_KEY, { value: api, configurable: false, enumerable: false, writable: false });
+    });
     return api;
   }
   return __toCommonJS(bootstrap_exports);
