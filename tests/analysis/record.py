@@ -1,4 +1,5 @@
-"""Re-record the real run folders the analysis tests read (tests/analysis/runs/<name>/).
+"""Re-record the real run folders the analysis tests read (tests/analysis/runs/<name>/, and
+tests/analysis/app-runs/<name>/ for ``webgpu-harness app`` runs).
 
 Each recording is one ``webgpu-harness run`` in a real browser; only its ``manifest.json`` and
 ``samples.jsonl`` are kept (everything else is derived by harness/pipeline.py). The analysis
@@ -68,7 +69,9 @@ def record(name: str) -> Path:
                               cwd=REPO, text=True, capture_output=True)
         if proc.returncode != want:
             raise SystemExit(f"{name}: exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-        out = HERE / "runs" / name
+        # app recordings end with failed cells on purpose: kept apart from the run recordings
+        # (tests/analysis/test_recorded_runs.py expects every cell of those ok)
+        out = HERE / ("app-runs" if name in APP_RECORDINGS else "runs") / name
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
         for f in ("manifest.json", "samples.jsonl"):

@@ -1,5 +1,5 @@
-"""Realms and the step timeline, read from recorded real runs (tests/analysis/runs/, re-recorded
-by tests/analysis/record.py; no browser here).
+"""Realms and the step timeline, read from recorded real runs (tests/analysis/app-runs/ and
+tests/analysis/runs/, re-recorded by tests/analysis/record.py; no browser here).
 
 ``chromium-app-realms`` is ``webgpu-harness app`` on tests/apps/ in Chromium, both injection
 paths: page-and-worker (the worker ends a step per 4 bind groups, the page adds 1 per step on its
@@ -21,7 +21,7 @@ from harness import pipeline
 from harness import tables as T
 
 RUNS = Path(__file__).resolve().parent / "runs"
-APP = RUNS / "chromium-app-realms"
+APP = Path(__file__).resolve().parent / "app-runs" / "chromium-app-realms"
 
 
 @pytest.fixture(scope="module")
