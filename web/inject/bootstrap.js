@@ -79,6 +79,9 @@ function adapterSample(adapter, device) {
 export function install(config = {}, target = undefined, reenter = null) {
   const scope = target ?? globalThis;
   if (scope[GLOBAL_KEY]) return scope[GLOBAL_KEY];
+  // a new tab's initial about:blank (Chromium's init script runs there before the app's URL
+  // loads): no app code runs in it, and it would count as one more page realm
+  if (realmKind(scope) === 'page' && String(scope.location?.href ?? '') === 'about:blank') return null;
   // claimed first: a realm is installed once, even when a step below throws (a second install
   // would wrap the same prototypes again and count every call twice)
   const api = {};

@@ -3421,6 +3421,7 @@ var WebGPUHarnessInject = (() => {
   function install(config = {}, target = void 0, reenter = null) {
     const scope = target ?? globalThis;
     if (scope[GLOBAL_KEY]) return scope[GLOBAL_KEY];
+    if (realmKind(scope) === "page" && String(scope.location?.href ?? "") === "about:blank") return null;
     const api = {};
     Object.defineProperty(scope, GLOBAL_KEY, { value: api, configurable: false, enumerable: false, writable: false });
     const o = {
