@@ -202,6 +202,15 @@ def check_positive(value: float | None, option: str, hi: float = 86_400) -> None
         raise PlanError(f"{option} must be > 0 and at most {hi:g} (got {value})")
 
 
+def check_ending(step_on: str, steps: int | None, duration_s: float | None) -> None:
+    """A cell must be able to end: ``--step-on interval:MS`` ends a step every MS ms for as long as
+    the app lives, so ``--idle`` (no step for a while) never comes; it needs ``--steps`` or
+    ``--duration``. Raises :class:`PlanError`."""
+    if step_on.startswith("interval:") and not steps and not duration_s:
+        raise PlanError(f"--step-on {step_on} ends a step every {step_on.split(':', 1)[1]} ms for as long as the app "
+                        f"runs, so no cell would ever end: give --steps N or --duration SECONDS with it")
+
+
 @dataclass
 class AppCell(Cell):
     """A cell of an app run: the run's cell fields (RESULTS.md) plus what the app was and what
@@ -209,7 +218,7 @@ class AppCell(Cell):
     Set by the runner: ``app_title`` (document.title), ``step_kind`` (the triggers that ended
     the measured realm's steps, e.g. ``mapAsync``), the measured realm (``realm`` id,
     ``realm_kind``, ``realm_url``, ``script_type``), ``realms`` (every page and worker global that
-    reported) and ``workers_not_instrumented``."""
+    reported), ``workers_not_instrumented``, ``frames_not_instrumented`` and ``warnings``."""
 
     app_url: str = ""
     app_title: str = ""
@@ -222,6 +231,10 @@ class AppCell(Cell):
     script_type: str = ""
     realms: list[dict[str, Any]] = field(default_factory=list)
     workers_not_instrumented: list[dict[str, Any]] = field(default_factory=list)
+    #: frames the bootstrap could not enter or entered late (web/inject/frames.js)
+    frames_not_instrumented: list[dict[str, Any]] = field(default_factory=list)
+    #: what makes the measurement partial or eventful, one line each (app_runner ``measurement_warnings``)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -29,6 +29,7 @@ import pandas as pd
 
 from harness import stats as S
 from harness import tables as T
+from harness.placement import measurement_notes
 from harness.report import render
 from harness.stats import engines as E
 from harness.stats import findings as FD
@@ -57,7 +58,8 @@ class Analysis:
     numbers of workload sections by id (harness/stats/workloads/); ``bands``: per-token chart
     bands by steps.csv column; ``findings``: what the report and summary.md open with
     (harness/stats/findings.py); ``engines``: memory per engine side by side
-    (harness/stats/engines.py); ``comparison``: set when a baseline was given."""
+    (harness/stats/engines.py); ``measurement``: what was and was not measured, per cell
+    (harness/placement.py); ``comparison``: set when a baseline was given."""
 
     run_dir: Path
     out_dir: Path
@@ -71,6 +73,9 @@ class Analysis:
     notes: list[str] = field(default_factory=list)
     findings: list[FD.Finding] = field(default_factory=list)
     engines: dict | None = None
+    #: how complete each cell's measurement is: clock mapping, realms and shares, warnings
+    #: (harness/placement.py ``measurement_notes``); in summary.md's notes, the report, the console
+    measurement: list[str] = field(default_factory=list)
 
     @property
     def failed_budgets(self) -> list[B.BudgetResult]:
@@ -114,10 +119,12 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
              f"{(m.get('parameters') or {}).get('repeat', 1)} repetition(s)"]
     if m.get("auto_sample"):
         notes.append(f"auto-sample: {m['auto_sample']['reason']}")
+    measurement = measurement_notes(t.summary, m)
+    notes += measurement
     bands = {col: chart_bands(run, col) for col in ("create_bind_group", "bind_groups_live", "wall_ms")}
     workloads = compute_all(t, run)
     return Analysis(run_dir, out, t, run, results, workloads, bands, notes=notes,
-                    findings=FD.compute(t, run, workloads), engines=E.numbers(t, run))
+                    findings=FD.compute(t, run, workloads), engines=E.numbers(t, run), measurement=measurement)
 
 
 def chart_bundle() -> Path | None:

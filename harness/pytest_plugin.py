@@ -15,8 +15,9 @@ Steps end on each resolved ``GPUBuffer.mapAsync`` by default (one per token for 
 reads its logits back; ``step_on=`` takes the forms of ``app --step-on``); step 0 runs from the
 page's first script to the first boundary (library load, pipelines, prefill). Counters are per
 step of the *measured realm* (the page or worker that made a GPUDevice and ended the most
-steps; harness/serve/realms.py), named as the columns of steps.csv (RESULTS.md):
-``create_bind_group``, ``dispatch_workgroups``, ``submit``, ``bind_groups_live`` …
+steps; harness/serve/realms.py) with every other realm's calls placed on them by time, named as
+the columns of steps.csv (RESULTS.md): ``create_bind_group``, ``dispatch_workgroups``,
+``submit``, ``bind_groups_live`` …
 
 Nothing heavy is imported until a fixture is used: installing the wheel without the ``measure``
 extra leaves every other pytest run untouched.
@@ -69,8 +70,15 @@ class WebGPUProbes:
 
     def steps(self, flush: bool = True) -> list[dict[str, Any]]:
         """The measured realm's steps in order, each ``{"step", "wall_ms", "cpu_ms", <counter
-        columns>, <live-object columns>}``; [] when no realm made a GPUDevice."""
+        columns>, <live-object columns>}``; [] when no realm made a GPUDevice. As in ``app``'s
+        steps.csv, every other realm's calls are placed on these steps by time and counted in
+        (``realm_<label>_<column>``: each realm's part, when another realm made calls;
+        harness/placement.py; the realms' clocks by delivery lag: no round trips here)."""
+        import pandas as pd
+
+        from harness.placement import CellClock, attribute_realms
         from harness.store import catalog
+        from harness.store import timeline as TL
 
         if flush:
             self.flush()
@@ -78,13 +86,31 @@ class WebGPUProbes:
         if m is None:
             return []
         columns = {c.name: c.column for c in catalog.counters()}
-        rows = []
-        for s in sorted((s for s in self.core.samples if s.get("kind") == "step" and s.get("realm") == m.id),
+        samples = list(self.core.samples)
+        clock = CellClock()
+        for s in samples:
+            clock.see(s)
+            if s.get("kind") in ("step", "open_step") and s.get("realm") != m.id:
+                clock.others.setdefault(str(s.get("realm")), []).append(s)
+        rows, ends = [], []
+        fit = clock.fit(m.id)
+        for s in sorted((s for s in samples if s.get("kind") == "step" and s.get("realm") == m.id),
                         key=lambda s: s["step"]):
-            row = {"step": s["step"], "wall_ms": s.get("wall_ms"), "cpu_ms": s.get("cpu_ms")}
+            row = {"cell": "c", "step": s["step"], "wall_ms": s.get("wall_ms"), "cpu_ms": s.get("cpu_ms")}
             row.update({columns.get(k, k): v for k, v in (s.get("counters") or {}).items()})
             row.update(s.get("live") or {})
             rows.append(row)
+            if fit is not None and s.get("t_ms") is not None:
+                ends.append((s["step"], fit.run_s(float(s["t_ms"])), s.get("wall_ms")))
+        if rows and len(ends) == len(rows) and clock.others:
+            frame = pd.DataFrame(rows)
+            attribute_realms(frame, {"c": {"app_url": "pytest", "realm": m.id, "realms": self.realms()}},
+                             {"c": clock}, {"c": TL.spans(ends)})
+            timing = ("wall_ms", "cpu_ms")
+            rows = [{k: (None if pd.isna(v) else int(v) if k not in timing and float(v).is_integer() else v)
+                     for k, v in r.items() if k != "cell"} for r in frame.to_dict("records")]
+        for r in rows:
+            r.pop("cell", None)
         return rows
 
     def counts(self, column: str, flush: bool = True) -> list[int]:

@@ -16,6 +16,7 @@ import pandas as pd
 from harness import counter_tables
 from harness.own_terms import DISPATCH_METHODS, STEP_UNITS, after_first_round, own_terms  # noqa: F401 (re-exported)
 from harness.counter_tables import BUFFER_COLUMNS, RENDER_AND_BINDING_COLUMNS
+from harness.placement import CellClock, attribute_realms, clock_columns, place_gc, place_memory, place_steps, sender
 from harness.store import catalog
 from harness.store.runfolder import read_manifest, read_samples
 
@@ -35,9 +36,11 @@ CONTENT_PROCESS_TYPES = ("renderer", "WebKitWebProcess", "WebContent")
 GPU_PROCESS_TYPES = ("gpu-process", "WebKitGPUProcess", "GPU")
 CELL_KEYS = ["cell", "browser", "workload", "variant", "profile", "repetition"]
 STEP_COLUMNS = CELL_KEYS + ["step", "token", "logits_hash", "cpu_ms", "wall_ms", "received_s",
-                            *COUNTER_COLUMNS.values(), *LIVE_COLUMNS, *EMULATION_COLUMNS]
+                            *COUNTER_COLUMNS.values(), *LIVE_COLUMNS, *EMULATION_COLUMNS, "end_s"]
+#: memory.csv: ``step``/``step_pos`` place each sample on the measured realm's step timeline by
+#: the time it was taken (harness/store/timeline.py); ``token`` is the last step ended by then.
 MEMORY_COLUMNS = ["cell", "source", "process_type", "pid", "rss_bytes", "uss_bytes", "js_heap_bytes",
-                  "time_s", "token", "footprint_bytes", "cpu_user_s", "cpu_system_s"]
+                  "time_s", "token", "footprint_bytes", "cpu_user_s", "cpu_system_s", "step", "step_pos"]
 #: gc_checkpoint samples (--gc-checkpoints): one row per forced collection the harness asked for.
 GC_COLUMNS = ["cell", "token", "time_s", "done_token", "done_s", "forced", "reason"]
 #: Sources of per-process samples taken by the harness: psutil (RSS, USS) and, on macOS,
@@ -56,7 +59,9 @@ SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "w
 
 #: Columns of ``webgpu-harness app`` cells (empty for workloads): the app, its title, the step
 #: triggers seen, and the page or worker global measured (harness/app_plan.py ``AppCell``).
-APP_COLUMNS = ["app_url", "app_title", "step_kind", "measured_realm"]
+APP_COLUMNS = ["app_url", "app_title", "step_kind", "measured_realm", "realms", "warnings"]
+#: How each cell's step times met the run clock (method; ± ms, empty: not measured; harness/placement.py).
+CLOCK_COLUMNS = ["clock", "clock_uncertainty_ms"]
 
 
 @dataclass
@@ -71,8 +76,8 @@ class Tables:
     events: pd.DataFrame
     #: cell id → the ``result`` object of its ``done`` sample (workload-specific tables live here)
     results: dict[str, dict]
-    #: forced collections (``gc_checkpoint`` samples): :data:`GC_COLUMNS`; ``token`` is the last
-    #: step the harness had seen when it asked
+    #: forced collections (``gc_checkpoint`` samples): :data:`GC_COLUMNS` plus ``step``/``done_step``
+    #: by time (harness/placement.py); ``token`` is the last step the harness had seen when it asked
     gc: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=GC_COLUMNS))
     #: buffers created per step by (label, usage): :data:`BUFFER_COLUMNS` (empty for runs older
     #: than the probe, and for steps without counters)
@@ -93,15 +98,26 @@ def build(run_dir: Path) -> Tables:
     env: dict[str, dict] = {}
     results: dict[str, dict] = {}
     skipped: list[str] = []
+    clocks: dict[str, CellClock] = {}
     for s in read_samples(run_dir, skipped):
         cell = cells.get(s.get("cell"), {})
         keys = {k: cell.get(k) for k in CELL_KEYS}
         kind = s.get("kind")
-        if cell.get("realm") and kind in ("step", "env") and s.get("realm") != cell["realm"]:
-            continue  # an app cell: only its measured realm's steps (samples.jsonl keeps every realm's)
+        clock = clocks.setdefault(keys["cell"], CellClock())
+        clock.see(s)
+        if cell.get("realm") and kind in ("step", "env", "open_step") and s.get("realm") != cell["realm"]:
+            # an app cell: steps.csv holds its measured realm's steps; other realms' calls are
+            # placed on them by time (_attribute_realms); samples.jsonl keeps every realm's
+            if kind in ("step", "open_step"):
+                clock.others.setdefault(str(s.get("realm")), []).append(s)
+            continue
+        if kind == "open_step":
+            clock.own_open.append(s)
+            continue
         if kind == "step":
             row = {**keys, "step": s["step"], "token": s.get("token"), "logits_hash": s.get("logits_hash"),
-                   "cpu_ms": s.get("cpu_ms"), "wall_ms": s.get("wall_ms"), "received_s": s.get("received_s")}
+                   "cpu_ms": s.get("cpu_ms"), "wall_ms": s.get("wall_ms"), "received_s": s.get("received_s"),
+                   "_sender": sender(s), "_t_ms": s.get("t_ms")}
             # counters/live are null when the probes were off (--no-probes): left empty, not 0
             row.update({COUNTER_COLUMNS[k]: v for k, v in (s.get("counters") or {}).items() if k in COUNTER_COLUMNS})
             row.update(s.get("live") or {})
@@ -113,6 +129,7 @@ def build(run_dir: Path) -> Tables:
             if kind == "process_memory" and not s.get("rss_bytes"):
                 continue  # RSS 0: an exiting or zombie process (older runs recorded them), not a sample
             mem_rows.append({"cell": keys["cell"], **{k: s.get(k) for k in MEMORY_COLUMNS if k != "cell"}})
+
         elif kind == "gc_checkpoint":
             gc_rows.append({"cell": keys["cell"], **{k: s.get(k) for k in GC_COLUMNS[1:-2]},
                             "forced": bool(s.get("forced")), "reason": s.get("reason") or ""})
@@ -125,11 +142,12 @@ def build(run_dir: Path) -> Tables:
         elif kind == "done":
             results[keys["cell"]] = s.get("result") or {}
         if kind in ("error", "skip", "log", "cell_status", "device_lost", "uncaptured_error", "refused", "gap",
-                    "process_exit"):
+                    "process_exit", "app_error", "frame"):
             detail = s.get("stack") or (s.get("reason") if kind == "cell_status" else "")
             if kind in ("device_lost", "uncaptured_error"):
                 detail = f"step {s.get('step')}: " + (s.get("reason") or s.get("error_type") or "")
             message = s.get("message") or s.get("reason") or s.get("status")
+            message = clock.event_message(s, message)
             if kind == "gap":
                 message = f"samples n={s.get('first_n')}–{s.get('last_n')} of sender {s.get('src')} never arrived"
             elif kind == "process_exit":
@@ -142,29 +160,40 @@ def build(run_dir: Path) -> Tables:
     for why in skipped[:50]:  # in the report's events: a damaged folder says so
         event_rows.append({"cell": None, "kind": "error", "received_s": None,
                            "message": f"samples.jsonl {why}: left out", "detail": ""})
+    for c in manifest.get("cells", []):  # what made the measurement partial, as events too
+        for w in c.get("warnings") or []:
+            event_rows.append({"cell": c["cell"], "kind": "warning", "received_s": None, "message": w, "detail": ""})
+    spans = place_steps(step_rows, clocks)
     steps = pd.DataFrame(step_rows)
     for col in STEP_COLUMNS:
         if col not in steps:
             steps[col] = pd.Series(dtype="float64")
     extras = sorted(c for c in steps.columns if c.startswith("extra_"))
-    steps = steps[STEP_COLUMNS + extras]
+    realm_cols = sorted(c for c in steps.columns if c.startswith("realm_"))
+    steps = steps[STEP_COLUMNS + extras + realm_cols]
     if len(steps):
         steps = steps.sort_values(["cell", "step"]).drop_duplicates(["cell", "step"], keep="last").reset_index(drop=True)
+    shares = attribute_realms(steps, cells, clocks, spans)
+    if shares:
+        realm_cols = sorted(c for c in steps.columns if c.startswith("realm_"))
+        steps = steps[STEP_COLUMNS + extras + realm_cols]
     memory = pd.DataFrame(mem_rows, columns=MEMORY_COLUMNS)
     memory["pid"] = pd.array(memory["pid"], dtype="Int64")  # pids are integers (uasm/cdp rows: none)
     memory["footprint_bytes"] = pd.to_numeric(memory["footprint_bytes"])
-    if len(memory):
-        memory["token"] = memory.groupby("cell")["token"].ffill()
+    place_memory(memory, spans)
     events = pd.DataFrame(event_rows, columns=["cell", "kind", "received_s", "message", "detail"])
     summary = _summary(manifest, steps, memory, env)
+    clock_columns(summary, clocks)
+    if "realms" in summary:
+        summary["realms"] = [shares.get(c) or summary.loc[i, "realms"] for i, c in summary["cell"].items()]
     summary["engine"] = [engine_label(results.get(c, {})) for c in summary["cell"]]
     budget = (manifest.get("parameters") or {}).get("memory_budget_bytes")
     _jetsam(summary, steps, memory, budget)
     buffers = pd.DataFrame(buffer_rows, columns=BUFFER_COLUMNS)
     if len(buffers):  # a step resent after a lost answer: keep one copy, as for steps
         buffers = buffers.drop_duplicates(["cell", "step", "label", "usage"], keep="last").reset_index(drop=True)
-    return Tables(summary, steps, memory, manifest, env, events, results, pd.DataFrame(gc_rows, columns=GC_COLUMNS),
-                  buffers)
+    return Tables(summary, steps, memory, manifest, env, events, results,
+                  place_gc(pd.DataFrame(gc_rows, columns=GC_COLUMNS), spans), buffers)
 
 
 def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dict) -> pd.DataFrame:
@@ -208,7 +237,8 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         if c.get("app_url"):
             row.update(app_url=c["app_url"], app_title=c.get("app_title"), step_kind=c.get("step_kind"),
                        measured_realm=" ".join(x for x in (c.get("realm_kind"), c.get("script_type") and f"({c['script_type']})",
-                                                           c.get("realm_url")) if x) or None)
+                                                           c.get("realm_url")) if x) or None,
+                       realms=None, warnings="; ".join(c.get("warnings") or []) or None)
         rows.append(row)
     summary = pd.DataFrame(rows)
     for col in SUMMARY_COLUMNS:
@@ -221,8 +251,12 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
     for col in apps:
         if col not in summary:
             summary[col] = pd.Series(dtype="object")
-    own = [c for c in summary.columns if c not in SUMMARY_COLUMNS and c != "machine" and c not in peaks + cpu + apps]
-    return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks + cpu + apps + own]
+    for col in CLOCK_COLUMNS:
+        summary[col] = pd.Series([None] * len(summary), dtype="object", index=summary.index)
+    own = [c for c in summary.columns if c not in SUMMARY_COLUMNS and c != "machine" and c not in peaks + cpu + apps
+           and c not in CLOCK_COLUMNS]
+    return summary[SUMMARY_COLUMNS + (["machine"] if "machine" in summary else []) + peaks + cpu + apps + own
+                   + CLOCK_COLUMNS]
 
 
 def _heap_and_cpu(memory: pd.DataFrame) -> dict:

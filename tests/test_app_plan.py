@@ -77,3 +77,13 @@ def test_cells_are_app_by_browser_by_path_by_repetition():
     params = plan.parameters()
     assert params["apps"] == [{"name": "a", "url": "http://h/a/"}, {"name": "b", "url": "http://h/b/"}]
     assert "workloads" not in params and params["repeat"] == 2
+
+
+def test_interval_steps_need_steps_or_duration():
+    # interval:MS ends a step every MS ms as long as the app lives: --idle would never end a cell
+    with pytest.raises(PlanError, match=r"--step-on interval:500 ends a step every 500 ms .* give --steps N or "
+                                        r"--duration SECONDS"):
+        A.check_ending("interval:500", None, None)
+    A.check_ending("interval:500", 10, None)
+    A.check_ending("interval:500", None, 5.0)
+    A.check_ending("mapAsync", None, None)

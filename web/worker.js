@@ -128,6 +128,9 @@ async function main(page) {
     // what the emulation models, each with its source (web/emulation/memory-model.js)
     ...(emulation?.modelLabels ? { emulation_models: emulation.modelLabels(cfg.emulation_options ?? {}) } : {}),
     ...(host?.env ?? {}),
+    // performance.timeOrigin (ms since the Unix epoch): with each sample's t_ms it places this
+    // sender's steps on the harness's clock (harness/store/timeline.py)
+    time_origin_ms: performance.timeOrigin,
   };
   const gpu = self.navigator.gpu;
   if (!gpu) {

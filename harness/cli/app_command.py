@@ -68,6 +68,7 @@ def build_plan(*, urls, browser, inject, step_on, webgpu, emulation_option, step
     if steps is not None:
         P.check_range(steps, 1, 10_000_000, "--steps")
     A.check_positive(duration, "--duration")
+    A.check_ending(step_on, steps, duration)
     A.check_positive(idle, "--idle")
     A.check_positive(start_timeout, "--start-timeout")
     A.check_positive(action_timeout, "--action-timeout")
@@ -93,7 +94,7 @@ def app(
     urls: List[str] = typer.Argument(..., metavar="URL", help="The app's URL (http:// or https://), or NAME=URL; several apps are measured one after the other (cells app × browser × path × repetition; NAME, by default the last part of the URL's path, is the cells' variant)."),
     browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s), comma-separated: {', '.join(BROWSERS)}. Default: every one installed."),
     inject: Optional[List[str]] = typer.Option(None, "--inject", help="How the probes get in: auto (cdp for Chromium, proxy for the others), cdp (Chromium: DevTools init script + Fetch interception; the app keeps its origin), proxy (a recording reverse proxy on loopback, any browser). Comma-separated to cross-check: --inject cdp,proxy."),
-    step_on: str = typer.Option("mapAsync", "--step-on", help="Where a step ends: mapAsync (each resolved GPUBuffer.mapAsync: one per token for a decoder reading logits back), mapAsync:N, mark:NAME (performance.mark), console:REGEX (a console message), interval:MS."),
+    step_on: str = typer.Option("mapAsync", "--step-on", help="Where a step ends: mapAsync (each resolved GPUBuffer.mapAsync: one per token for a decoder reading logits back), mapAsync:N, mark:NAME (performance.mark), console:REGEX (a console message), interval:MS (every MS ms while a GPUDevice exists; needs --steps or --duration, since such steps never stop)."),
     webgpu: str = typer.Option("auto", "--webgpu", help="auto: the browser's WebGPU, emulated where it has none (WebKitGTK); real: never emulate; emulated: always the JS emulation (modeled native memory)."),
     emulation_option: Optional[List[str]] = typer.Option(None, "--emulation-option", help="Emulated WebGPU: an installEmulatedWebGPU option KEY=VALUE (repeatable), e.g. limits=ios-2025."),
     steps: Optional[int] = typer.Option(None, "--steps", help="End a cell when the measured page or worker reached this many steps (fewer: failed)."),

@@ -119,6 +119,8 @@ def print_summary(analysis) -> None:
             say(f"  {row_label(r)}: JS heap not available (no DevTools protocol to read the worker's heap through)")
     for _, r in s[s["status"] != "ok"].iterrows():
         say(f"  {r['cell']}: {r['status']}: {r['reason']}")
+    for line in getattr(analysis, "measurement", []):
+        say(f"  {line.replace('`', '')}")
 
 
 def _table(title: str, heads: list[str], rows: list[list[str]]) -> None:

@@ -16,9 +16,21 @@ Per cell (app × browser × injection path × repetition), in a fresh browser co
   5. the page realm is flushed (and, for ``interval:`` steps, its open step ended) and the
      workers' batches (sent at most 100 ms after a step) are given 0.6 s to arrive.
 
-The *measured realm* is the page or worker global that made a GPUDevice and reported the most
-steps; steps.csv keeps its steps (harness/tables.py), samples.jsonl keeps every realm's. No
-device in any realm: ``skipped``, "no WebGPU device". A device but no step: ``failed``.
+The *measured realm* is the page, frame or worker global that made a GPUDevice and reported the
+most steps; steps.csv keeps its steps with every other realm's calls placed on them by time
+(harness/placement.py), samples.jsonl keeps every realm's. A cell never ends ``ok`` or
+``skipped`` on a partial or empty measurement (:meth:`AppRunner._verdict`):
+
+  - no device in any instrumented realm, while the app started a worker or frame the bootstrap
+    could not enter: ``failed``, naming it (it may have done the GPU work);
+  - no device and the app failed (an uncaught error, an unhandled rejection): ``failed`` with it;
+  - no device otherwise: ``skipped``, "no WebGPU device";
+  - a device but no step, or steps that all counted zero calls, while the app failed: ``failed``
+    with the first error; a device but no step otherwise: ``failed`` (try another ``--step-on``);
+  - fewer steps than ``--steps``: ``failed``.
+
+What makes an ``ok`` cell partial or eventful — a worker or frame not measured, a device lost or
+made again, the app's errors — is the manifest cell's ``warnings`` (:func:`measurement_warnings`).
 """
 
 from __future__ import annotations
@@ -45,7 +57,9 @@ REACH_TIMEOUT_S = 10.0
 
 @dataclass
 class AppProbeContext(ProbeContext):
-    """A probe context whose ``token()`` is the measured realm's last step."""
+    """A probe context whose ``token()`` is the measured realm's last step received. (The
+    analysis puts every harness-side sample on the measured realm's steps by the time it was
+    taken: harness/placement.py; the ``token`` written with a sample is what was known then.)"""
 
     watch: RealmWatch | None = None
 
@@ -53,7 +67,7 @@ class AppProbeContext(ProbeContext):
         return self.watch.last_step() if self.watch is not None else None
 
     def token_at(self, time_s: float) -> int | None:
-        """The measured realm's last step (an app's realms have no common step clock)."""
+        """The measured realm's last step received (which realm is measured is known only at the end)."""
         return self.token()
 
 
@@ -68,6 +82,64 @@ def reachable(url: str) -> str | None:
     except httpx.HTTPError as exc:
         return f"the app at {url} is unreachable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
     return f"the app at {url} answered HTTP {status}" if status >= 400 else None
+
+
+#: ``instrumented`` of a frame the bootstrap entered only at its load (web/inject/frames.js).
+LATE = "late"
+
+
+def short_url(url: str | None, n: int = 80) -> str:
+    """A URL for a one-line reason: ``data:`` URLs cut to their start (they hold whole scripts)."""
+    url = str(url or "")
+    if url.startswith("data:"):
+        return url[:40] + "…" if len(url) > 40 else url
+    return url if len(url) <= n else url[: n - 1] + "…"
+
+
+def realm_name(realm) -> str:
+    """``worker http://…/worker.js`` / ``page`` / ``frame about:blank``: a realm as a reason names it."""
+    e = (realm.env if realm is not None else None) or {}
+    kind = e.get("realm_kind") or "realm"
+    return kind if kind == "page" else f"{kind} {short_url(e.get('realm_url'))}"
+
+
+def describe_problem(sample: dict | None) -> str:
+    """One line for an ``app_error``/``device_lost``/``uncaptured_error`` sample."""
+    if not sample:
+        return ""
+    kind = sample.get("kind")
+    if kind == "app_error":
+        where = f" at {sample['source']}" if sample.get("source") else ""
+        return f"{sample.get('error_kind', 'error')}: {sample.get('message', '')}{where}"[:500]
+    if kind == "device_lost":
+        return f"GPUDevice lost ({sample.get('reason')}: {sample.get('message', '')})"[:500]
+    return f"uncaptured WebGPU error ({sample.get('error_type')}): {sample.get('message', '')}"[:500]
+
+
+def measurement_warnings(watch: RealmWatch) -> list[str]:
+    """One line per thing that makes the measurement partial or eventful: a worker or frame the
+    probes could not enter (or entered late), a realm that made more than one GPUDevice or lost
+    one, the app's errors (counted, the first quoted). The report, summary.md and the console
+    show them with the cell."""
+    out = [f"not measured: {w.get('worker_kind') or 'worker'} {short_url(w['url'])} ({w['reason']})"
+           for w in watch.not_instrumented()]
+    for f in watch.frames_not_instrumented():
+        what = "measured only after its load" if f.get("instrumented") == LATE else "not measured"
+        out.append(f"{what}: frame {short_url(f['url'])} ({f['reason']})")
+    for r in list(watch.realms.values()):
+        if r.lost:
+            first = r.lost[0]
+            out.append(f"{realm_name(r)}: GPUDevice lost at step {first.get('step')} ({first.get('reason')}: "
+                       f"{str(first.get('message') or '')[:200]})" + (f"; {len(r.lost)} losses" if len(r.lost) > 1 else ""))
+        if r.devices > 1:
+            out.append(f"{realm_name(r)}: made {r.devices} GPUDevices (a device made again: counts span all of them)")
+    errors = [p for p in watch.problems if p.get("kind") == "app_error"]
+    if errors:
+        out.append(f"{len(errors)} app error(s) (uncaught errors, unhandled rejections); first: {describe_problem(errors[0])}")
+    uncaptured = [p for p in watch.problems if p.get("kind") == "uncaptured_error"]
+    if uncaptured:
+        out.append(f"{len(uncaptured)} uncaptured WebGPU error(s); first: {describe_problem(uncaptured[0])}")
+    return out
 
 
 def _one_line(exc: BaseException) -> str:
@@ -224,22 +296,41 @@ class AppRunner(Runner):
         session.pump(FLUSH_WAIT_S)
 
     def _verdict(self, watch: RealmWatch) -> tuple[str, str]:
+        """The cell's status and reason from what its realms reported (module docstring): a
+        measurement that is partial or empty never ends ``ok`` or ``skipped`` quietly."""
         plan = self.plan
         m = watch.measured()
         # what ended the wait: --duration when it came first, else --start-timeout after the actions
         waited = (f"within --duration {plan.duration_s:g} s of opening the page"
                   if plan.duration_s and plan.duration_s <= plan.start_timeout_s
                   else f"within {plan.start_timeout_s:g} s of the page actions")
+        problem = watch.first_problem()
+        missed = [f"{w.get('worker_kind') or 'worker'} {short_url(w['url'])} ({w['reason']})" for w in watch.not_instrumented()]
+        missed += [f"frame {short_url(f['url'])} ({f['reason']})" for f in watch.frames_not_instrumented()
+                   if f.get("instrumented") is not LATE]
         if m is None:
             realms = len(watch.realms)
+            if missed:
+                return "failed", (f"no instrumented realm made a GPUDevice ({realms} realm(s) instrumented) and the app "
+                                  f"started what the probes could not enter, which may have done the GPU work: not "
+                                  f"measured: {'; '.join(missed[:3])}" + (f"; first error: {describe_problem(problem)}"
+                                                                          if problem else ""))
+            if problem:
+                return "failed", f"the app failed before any realm made a GPUDevice: {describe_problem(problem)}"
             return "skipped", (f"no WebGPU device ({realms} realm(s) instrumented, none asked for a GPUDevice "
                                f"{waited})")
         if m.steps == 0:
+            if problem:
+                return "failed", f"no step ended and the app failed: {describe_problem(problem)}"
             return "failed", (f"the app made a GPUDevice but no step ended (--step-on {plan.step_on}) "
                               f"{waited}; try another --step-on, e.g. interval:1000")
-        if plan.steps and m.steps < plan.steps:
-            return "failed", (f"the app stopped after {m.steps} of --steps {plan.steps} (no step for {plan.idle_s:g} s); "
+        if watch.calls() == 0 and problem:
+            return "failed", (f"every step counted zero WebGPU calls and the app failed: {describe_problem(problem)}; "
                               f"{m.steps} steps were received and kept")
+        if plan.steps and m.steps < plan.steps:
+            return "failed", (f"the app stopped after {m.steps} of --steps {plan.steps} (no step for {plan.idle_s:g} s)"
+                              + (f"; first error: {describe_problem(problem)}" if problem else "")
+                              + f"; {m.steps} steps were received and kept")
         return "ok", ""
 
     def _describe(self, cell: AppCell, watch: RealmWatch) -> None:
@@ -247,6 +338,8 @@ class AppRunner(Runner):
         m = watch.measured()
         cell.realms = [r.describe() for r in watch.realms.values()]
         cell.workers_not_instrumented = watch.not_instrumented()
+        cell.frames_not_instrumented = watch.frames_not_instrumented()
+        cell.warnings = measurement_warnings(watch)
         page = next((r for r in watch.realms.values() if (r.env or {}).get("realm_kind") == "page"), None)
         env = (m.env if m else None) or (page.env if page else None) or {}
         cell.webgpu = {"real": "real", "emulated": "emulated"}.get(env.get("webgpu"), cell.webgpu)

@@ -97,6 +97,19 @@ class BrowserSession(abc.ABC):
     def evaluate(self, expression: str):
         """Evaluate a JS expression (may return a promise) in the open page; JSON result."""
 
+    #: The page's clock: ms since the Unix epoch (HR-Time: the time origin plus now()).
+    CLOCK_EXPRESSION = "performance.timeOrigin + performance.now()"
+
+    def read_clock(self) -> float | None:
+        """``performance.timeOrigin + performance.now()`` of the open page (ms since the Unix
+        epoch), or None when it cannot be read now (no page, navigating, no script evaluation);
+        never marks the session dead (harness/probe/clock.py)."""
+        try:
+            v = self.evaluate(self.CLOCK_EXPRESSION)
+        except Exception:
+            return None
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
     def worker_heap(self) -> dict[str, int] | None:
         """JS heap of the workload's worker (bytes) where the driver can read it, else None."""
         return None

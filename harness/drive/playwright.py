@@ -8,6 +8,7 @@ what to launch (harness/drive/chromium.py, webkit.py); this module only drives i
 from __future__ import annotations
 
 import json
+import time
 
 from harness.drive import processes
 from harness.drive.base import BrowserSession, Located, ProcessInfo, interrupts_deferred
@@ -70,6 +71,8 @@ class PlaywrightSession(BrowserSession):
             self._cdp.on("Target.receivedMessageFromTarget", self._on_target_message)
         self._worker_session: str | None = None
         self._heap: dict[str, int] | None = None
+        #: message id → time.monotonic() when a Runtime.getHeapUsage was sent
+        self._heap_asked: dict[int, float] = {}
         self._msg_id = 0
         self._gc_pending: dict[int, object] = {}
         self._gc_done: list[tuple[object, bool]] = []
@@ -152,8 +155,12 @@ class PlaywrightSession(BrowserSession):
             self._gc_done.append((self._gc_pending.pop(msg["id"]), "error" not in msg))
             return
         result = msg.get("result")
+        asked = self._heap_asked.pop(msg.get("id"), None)
         if result and "usedSize" in result:
-            self._heap = {"used_bytes": int(result["usedSize"]), "total_bytes": int(result["totalSize"])}
+            # read by the worker between the ask and this answer: placed at the middle of the two
+            now = time.monotonic()
+            self._heap = {"used_bytes": int(result["usedSize"]), "total_bytes": int(result["totalSize"]),
+                          "at_monotonic": (asked + now) / 2 if asked is not None else now}
 
     @property
     def no_devtools(self) -> str:
@@ -186,7 +193,14 @@ class PlaywrightSession(BrowserSession):
             return None
 
     def worker_heap(self) -> dict[str, int] | None:
-        self._worker_send("Runtime.getHeapUsage")
+        """The latest answer (``used_bytes``, ``total_bytes``, ``at_monotonic``: when it was
+        read, time.monotonic()), and a new question sent."""
+        mid = self._worker_send("Runtime.getHeapUsage")
+        if mid is not None:
+            self._heap_asked[mid] = time.monotonic()
+            if len(self._heap_asked) > 64:  # answers that never came (a worker gone)
+                for k in sorted(self._heap_asked)[:-64]:
+                    del self._heap_asked[k]
         return None if self._death else self._heap
 
     def collect_garbage(self, tag=None) -> bool:

@@ -78,6 +78,15 @@ class WebDriverSession(BrowserSession):
             "const done = arguments[arguments.length - 1];"
             f"Promise.resolve({expression}).then(done, (e) => done('error: ' + e));"))
 
+    def read_clock(self) -> float | None:
+        """As :meth:`BrowserSession.read_clock`, with a synchronous script and outside
+        ``_call``: a failure here (the page navigating) says nothing about the browser."""
+        try:
+            v = self._driver.execute_script(f"return {self.CLOCK_EXPRESSION};")
+        except Exception:
+            return None
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
     def pump(self, seconds: float) -> None:
         time.sleep(seconds)
 

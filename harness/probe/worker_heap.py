@@ -3,12 +3,16 @@ protocol's ``Runtime.getHeapUsage`` on the worker target; see harness/drive/play
 
 Sampled on every step the cell reports (and every ``heap_interval_s`` between steps), recorded
 as ``worker_heap`` samples (RESULTS.md, memory.csv ``source=cdp``); the answer arrives
-asynchronously, so a sample holds the latest answer, at most one step old. Where the driver
+asynchronously: a sample is recorded for each new answer, at the time the worker read its
+heap (the middle of the question and the answer, on the run clock; placed on the step timeline
+by that time, harness/store/timeline.py). Where the driver
 cannot read it (WebKitGTK, Safari: no DevTools protocol) one ``worker_heap`` sample with
 ``js_heap_bytes: null`` and ``available: false`` says why: the heap is "not available", never 0.
 """
 
 from __future__ import annotations
+
+import time
 
 from harness.probe.base import PollingProbe
 
@@ -23,6 +27,7 @@ class WorkerHeapProbe(PollingProbe):
         super().__init__(ctx)
         self.interval_s = float(getattr(ctx.settings, "heap_interval_s", 1.0) or 0)
         self._last_token = None
+        self._last_at = None
 
     @classmethod
     def enabled(cls, settings) -> bool:
@@ -47,8 +52,15 @@ class WorkerHeapProbe(PollingProbe):
 
     def sample(self, now: float) -> None:
         heap = self.ctx.session.worker_heap()
-        if heap:
-            self.ctx.record([{
-                "kind": "worker_heap", "source": "cdp", "process_type": "worker",
-                "js_heap_bytes": heap["used_bytes"], "js_heap_total_bytes": heap["total_bytes"],
-                "time_s": round(self.ctx.store.elapsed_s(), 4), "token": self.ctx.token()}])
+        if not heap:
+            return
+        at = heap.get("at_monotonic")
+        if at is not None and at == self._last_at:
+            return  # no new answer since the last sample: the same reading is not a new point
+        self._last_at = at
+        # the time the worker read its heap (between the question and the answer), run clock
+        time_s = self.ctx.store.elapsed_s() - (time.monotonic() - at if at is not None else 0.0)
+        self.ctx.record([{
+            "kind": "worker_heap", "source": "cdp", "process_type": "worker",
+            "js_heap_bytes": heap["used_bytes"], "js_heap_total_bytes": heap["total_bytes"],
+            "time_s": round(time_s, 4), "token": self.ctx.token_at(time_s)}])

@@ -128,7 +128,9 @@ def render(analysis, out_dir: Path | None = None, basic_bundle: Path | None = No
         sections=sections, manifest=t.manifest, browsers=sorted(set(t.summary["browser"])) if len(t.summary) else [],
         workloads=list(dict.fromkeys(t.summary["workload"])) if len(t.summary) else [],
         events=t.events[t.events["kind"].isin(["error", "skip", "cell_status", "device_lost", "uncaptured_error",
-                                                "refused", "gap", "process_exit"])].to_dict("records"),
+                                                "refused", "gap", "process_exit", "app_error", "frame",
+                                                "warning"])].to_dict("records"),
+        measurement=getattr(analysis, "measurement", []),
         envs=t.env, chart_json=_json(all_charts), plotly_js=plotly_js(all_charts, basic_bundle), word=names.step)
     out = Path(out_dir or analysis.out_dir) / "report.html"
     out.write_text(html, encoding="utf-8")

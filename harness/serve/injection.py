@@ -5,11 +5,13 @@ Both interceptors — the reverse proxy (``harness/serve/proxy.py``, any browser
 Fetch interception (``harness/drive/inject.py``) — hand requests for that path to
 :meth:`InjectionCore.handle` and never pass them to the app's server:
 
-  GET  /__webgpu_harness__/bootstrap.js?kind=&type=&wid=&created_url=
+  GET  /__webgpu_harness__/bootstrap.js?kind=&type=&wid=&fid=&created_url=
        the bundle ``web/inject/dist/bootstrap.iife.js`` wrapped as
-       ``(function __webgpuHarnessBootstrap(config) {…; WebGPUHarnessInject.install(config);})({…})``;
-       the query tells the new realm what it is (page, worker, sharedworker, serviceworker;
-       classic or module; the worker id the Worker wrapper gave it; the blob: URL it was made from)
+       ``(function __webgpuHarnessBootstrap(config, scope) {…; WebGPUHarnessInject.install(config,
+       scope, __webgpuHarnessBootstrap);})({…})`` (called again with a frame's global, it enters
+       that frame: web/inject/frames.js); the query tells the new realm what it is (page, frame,
+       worker, sharedworker, serviceworker; classic or module; the worker id the Worker wrapper
+       gave it, or the frame id of a srcdoc; the blob: URL it was made from)
   POST /__webgpu_harness__/worker   {url, type, kind, wid}: a Worker wrapper announcing a worker
        script fetch (synchronous XHR, so it arrives before the fetch); answered 204
   POST /__webgpu_harness__/samples  {"samples": [...]}: batches from web/inject/transport.js;
@@ -119,14 +121,14 @@ class InjectionCore:
 
     # --- bootstrap ----------------------------------------------------------------------
     def bootstrap_js(self, hints: dict[str, str] | None = None) -> str:
-        """The bootstrap for one realm; ``hints`` = {kind, type, wid, created_url} (strings)."""
-        realm = {k: v for k, v in (hints or {}).items() if k in ("kind", "type", "wid", "created_url") and v}
+        """The bootstrap for one realm; ``hints`` = {kind, type, wid, fid, created_url} (strings)."""
+        realm = {k: v for k, v in (hints or {}).items() if k in ("kind", "type", "wid", "fid", "created_url") and v}
         config = {**self.config.to_js(), "realm": realm, "token": self.token}
         # </script> cannot occur in JSON from json.dumps of these values except inside strings
         # of created_url; escape '<' so the text is also safe inline in HTML
         payload = json.dumps(config).replace("<", "\\u003c")
-        return (f"(function __webgpuHarnessBootstrap(config) {{\n{self._bundle}\n"
-                f"WebGPUHarnessInject.install(config);\n}})({payload});\n")
+        return (f"(function __webgpuHarnessBootstrap(config, scope) {{\n{self._bundle}\n"
+                f"WebGPUHarnessInject.install(config, scope, __webgpuHarnessBootstrap);\n}})({payload});\n")
 
     @staticmethod
     def bootstrap_url(origin: str, hints: dict[str, str]) -> str:

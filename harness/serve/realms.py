@@ -1,6 +1,6 @@
 """The page and worker globals (*realms*) of an app measured by injection, from the samples they
-post (web/inject/README.md, "Samples"): which made a GPUDevice, how many steps each ended, which
-workers never reported. Used by ``webgpu-harness app`` (harness/drive/app_runner.py) and the
+post (web/inject/README.md, "Samples"): which made a GPUDevice (and how many), how many steps each
+ended, which workers and frames never reported, and the app's errors and device losses. Used by ``webgpu-harness app`` (harness/drive/app_runner.py) and the
 pytest plugin (harness/pytest_plugin.py).
 
 The *measured realm* of an app is the one with a device and the most steps (the first device on
@@ -17,6 +17,11 @@ from typing import Any
 from harness.serve.samples import check_injected
 
 
+def _calls(sample: dict) -> int:
+    """Every counter of a step or open_step sample, summed (0 when the probes were off)."""
+    return sum(v for v in (sample.get("counters") or {}).values() if isinstance(v, int))
+
+
 @dataclass
 class Realm:
     """One page or worker global of the app, as its samples describe it."""
@@ -28,12 +33,25 @@ class Realm:
     last_step: int | None = None
     last_step_monotonic: float | None = None
     triggers: set[str] = field(default_factory=set)
+    #: GPUDevices the realm got (``device`` samples); more than one: made again
+    devices: int = 0
+    #: ``device_lost`` samples of the realm (web/probes/device-events.js)
+    lost: list[dict[str, Any]] = field(default_factory=list)
+    #: ``app_error`` samples of the realm (uncaught errors, unhandled rejections)
+    errors: int = 0
+    #: ``open_step`` samples: calls counted between the realm's own step boundaries
+    open_steps: int = 0
+    #: WebGPU calls counted in the realm's steps (sum of every counter), and in its open step so
+    #: far (its last ``open_step``); None when the realm's probes were off (counters null)
+    step_calls: int | None = 0
+    open_calls: int = 0
 
     def describe(self) -> dict[str, Any]:
         e = self.env or {}
         return {"realm": self.id, "kind": e.get("realm_kind"), "url": e.get("realm_url"),
                 "script_type": e.get("script_type"), "worker_id": e.get("worker_id"), "webgpu": e.get("webgpu"),
-                "device": self.device is not None, "steps": self.steps}
+                "device": self.device is not None, "steps": self.steps, "devices": self.devices,
+                "devices_lost": len(self.lost), "errors": self.errors, "open_steps": self.open_steps}
 
 
 class RealmWatch:
@@ -44,6 +62,10 @@ class RealmWatch:
         self._lock = threading.Lock()
         self.realms: dict[str, Realm] = {}
         self.workers: list[dict[str, Any]] = []
+        #: ``frame`` samples: frames the bootstrap entered late, could not enter, or could not reach
+        self.frames: list[dict[str, Any]] = []
+        #: ``app_error``, ``device_lost`` and ``uncaptured_error`` samples, in arrival order
+        self.problems: list[dict[str, Any]] = []
         self.refused = 0
         #: second copies dropped (a batch both posted and relayed, web/inject/transport.js)
         self.duplicates = 0
@@ -75,9 +97,26 @@ class RealmWatch:
                 realm = self.realms.setdefault(rid, Realm(rid))
                 if kind == "env":
                     realm.env = s
-                elif kind == "device" and realm.device is None:
-                    realm.device = s
+                elif kind == "device":
+                    realm.devices += 1
+                    realm.device = realm.device or s
+                elif kind == "open_step":
+                    realm.open_steps += 1
+                    realm.open_calls = _calls(s)
+                elif kind in ("app_error", "device_lost", "uncaptured_error"):
+                    self.problems.append(s)
+                    if kind == "app_error":
+                        realm.errors += 1
+                    elif kind == "device_lost":
+                        realm.lost.append(s)
+                elif kind == "frame":
+                    self.frames.append(s)
                 elif kind == "step":
+                    if s.get("counters") is None:
+                        realm.step_calls = None
+                    elif realm.step_calls is not None:
+                        realm.step_calls += _calls(s)
+                    realm.open_calls = 0
                     realm.steps += 1
                     realm.last_step = s["step"]
                     realm.last_step_monotonic = now
@@ -111,3 +150,35 @@ class RealmWatch:
             return [{"url": w["url"], "worker_kind": w.get("worker_kind"), "script_type": w.get("script_type"),
                      "reason": w.get("reason") or "its realm never reported (the bootstrap did not run in it)"}
                     for w in self.workers if w.get("worker_id") not in seen]
+
+    def frames_not_instrumented(self) -> list[dict[str, Any]]:
+        """Frames the bootstrap missed (web/inject/frames.js): ``{url, instrumented, reason}`` for
+        one it could not enter, one it entered late (``instrumented: "late"``: calls before that
+        uncounted) and one it could not reach whose own document never reported (no ``frame``
+        realm with that URL sent ``env``)."""
+        with self._lock:
+            urls = {str((r.env or {}).get("realm_url") or "") for r in self.realms.values()
+                    if (r.env or {}).get("realm_kind") == "frame"}
+            out = []
+            for f in self.frames:
+                if f.get("instrumented") is None and str(f.get("url") or "") in urls:
+                    continue  # its own document had the bootstrap (Chromium's init script, the proxy's HTML)
+                out.append({"url": f.get("url"), "instrumented": f.get("instrumented"),
+                            "reason": f.get("reason") or "its realm never reported"})
+            return out
+
+    def calls(self) -> int | None:
+        """WebGPU calls every realm counted (steps and open steps); None when the probes were off."""
+        with self._lock:
+            if any(r.step_calls is None for r in self.realms.values()):
+                return None
+            return sum((r.step_calls or 0) + r.open_calls for r in self.realms.values())
+
+    def first_problem(self) -> dict[str, Any] | None:
+        """The first ``app_error``, ``device_lost`` or ``uncaptured_error`` received, else None."""
+        with self._lock:
+            return self.problems[0] if self.problems else None
+
+    def realm_of(self, realm_id: str | None) -> Realm | None:
+        with self._lock:
+            return self.realms.get(str(realm_id)) if realm_id is not None else None

@@ -6,7 +6,8 @@ Only two kinds of responses are ever changed:
     ``<script src=BOOTSTRAP>`` is inserted before the first tag after the doctype/``<html>``/``<head>``
     opening tags, so it is the first script the parser meets (a classic, parser-blocking script:
     it runs before every inline, classic, module and worker script of the page). A ``nonce`` of
-    the page's first ``<script nonce=…>`` is copied so a nonce-based CSP still admits it.
+    the page's first ``<script nonce=…>`` is copied so a nonce-based CSP still admits it. Every
+    quoted ``srcdoc`` of an ``<iframe>`` gets the same tag (``kind=frame``) at its start.
   - Worker scripts (``Sec-Fetch-Dest: worker``, ``sharedworker`` or ``serviceworker``, a
     JavaScript MIME type): one statement is put on the script's first line — ``importScripts(URL);``
     for a classic script, ``import "URL";`` for a module (imports are evaluated before the
@@ -44,6 +45,8 @@ _HTML_START = re.compile(
     rb"(?:\s|<!--.*?-->|<!doctype[^>]*>|<\?xml[^>]*>)*"   # doctype, comments, xml declaration
     rb"(?:<html\b[^>]*>)?(?:\s|<!--.*?-->)*(?:<head\b[^>]*>)?", re.I | re.S)
 _NONCE = re.compile(rb"<script\b[^>]*?\snonce\s*=\s*[\"']?([A-Za-z0-9+/=_-]+)", re.I)
+# the opening quote of an <iframe>'s srcdoc attribute (attribute values before it hold no '>')
+_SRCDOC = re.compile(rb"<iframe\b[^>]*?\ssrcdoc\s*=\s*[\"']", re.I)
 _SPACE_OR_COMMENT = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)
 _DIRECTIVE = re.compile(r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
 # a statement after a string literal continues it when the next line starts with one of these
@@ -85,7 +88,26 @@ def inject_html(body: bytes, script_src: str) -> bytes:
     nonce = find_nonce(body)
     attrs = f' nonce="{nonce}"' if nonce else ""
     tag = f'<script src="{_attr(script_src)}"{attrs}></script>'.encode("ascii")
-    return body[:at] + tag + body[at:]
+    return inject_srcdoc(body[:at] + tag + body[at:], frame_src(script_src), nonce)
+
+
+def frame_src(script_src: str) -> str:
+    """The bootstrap URL for a frame's document: ``script_src`` with ``kind=frame``."""
+    base, _, query = script_src.partition("?")
+    rest = [kv for kv in query.split("&") if kv and not kv.startswith("kind=")]
+    return base + "?" + "&".join(["kind=frame", *rest])
+
+
+def inject_srcdoc(body: bytes, script_src: str, nonce: str | None = None) -> bytes:
+    """Put the bootstrap first in every quoted ``srcdoc`` of an ``<iframe>`` in ``body``: a
+    srcdoc document is made from its parent, never fetched, so nothing else would put the probes
+    in front of its scripts (web/inject/frames.js does the same for a srcdoc set from script).
+    The tag is HTML-escaped, as the attribute's value is. An unquoted srcdoc is left alone (the
+    page's bootstrap then reports the frame as entered late)."""
+    attrs = f' nonce="{nonce}"' if nonce else ""
+    tag = f'<script src="{_attr(script_src)}"{attrs}></script>'
+    escaped = tag.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;").encode("ascii")
+    return _SRCDOC.sub(lambda m: m.group(0) + escaped, body)
 
 
 def _attr(value: str) -> str:

@@ -185,11 +185,55 @@ PAGE_KINDS = ("env", "step", "log", "error", "skip", "done", "uasm", "device_los
 
 
 class DeviceSample(_Sample):
-    """An injected realm got a GPUDevice (web/inject/bootstrap.js): its adapter and features."""
+    """An injected realm got a GPUDevice (web/inject/bootstrap.js): its adapter and features;
+    ``index`` counts the realm's devices from 0 (1 or more: a device made again, e.g. after a
+    loss)."""
 
     kind: Literal["device"]
     adapter: dict[str, Scalar] = Field(default_factory=dict, max_length=32)
     features: list[str] = Field(default_factory=list, max_length=256)
+    index: Count | None = None
+
+
+class OpenStepSample(_Sample):
+    """The calls an injected realm counted so far in its open step (web/inject/steps.js
+    ``openSnapshot``): deltas since that step began, like a step's, without ending it. The
+    harness places them on the measured realm's steps by time (harness/store/timeline.py)."""
+
+    kind: Literal["open_step"]
+    step: Annotated[int, Field(ge=0, le=10_000_000)]
+    wall_ms: Millis
+    counters: StepCounters | None
+    live: LiveObjects | None
+    extra: dict[str, Scalar] = Field(default_factory=dict, max_length=64)
+    emulation: dict[str, Scalar] | None = None
+
+
+class AppErrorSample(_Sample):
+    """An uncaught error or unhandled promise rejection in an injected realm (its ``error`` and
+    ``unhandledrejection`` events), or an error event of a worker the bootstrap could not enter
+    (``error_kind`` ``worker error``), with the realm's open step."""
+
+    kind: Literal["app_error"]
+    error_kind: str = Field(max_length=40)
+    message: str = Field(max_length=5_000)
+    source: str = Field("", max_length=1_000)
+    stack: str = Field("", max_length=10_000)
+    step: Count | None = None
+
+
+class FrameSample(_Sample):
+    """A frame the page's bootstrap could not enter in time (web/inject/frames.js):
+    ``instrumented`` False (with ``reason``), ``late`` (entered at its load: earlier calls not
+    counted), or None (cross-origin or sandboxed: decided by whether a frame realm with that URL
+    reports ``env``)."""
+
+    kind: Literal["frame"]
+    frame_id: str = Field(max_length=64)
+    url: str = Field(max_length=8_000)
+    instrumented: bool | Literal["late"] | None = None
+    late: bool = False
+    reason: str = Field("", max_length=2_000)
 
 
 class WorkerSample(_Sample):
@@ -208,7 +252,8 @@ class WorkerSample(_Sample):
 
 
 #: What an app's injected realms post (web/inject/README.md, "Samples").
-InjectedSample = Annotated[Union[EnvSample, StepSample, LogSample, DeviceSample, WorkerSample],
+InjectedSample = Annotated[Union[EnvSample, StepSample, LogSample, DeviceSample, WorkerSample, OpenStepSample,
+                                 AppErrorSample, FrameSample, DeviceLostSample, UncapturedErrorSample],
                            Field(discriminator="kind")]
 _INJECTED = TypeAdapter(InjectedSample)
 

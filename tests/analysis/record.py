@@ -1,6 +1,7 @@
-"""Re-record the real run folders the analysis tests read (tests/analysis/runs/<name>/).
+"""Re-record the real run folders the analysis tests read (tests/analysis/runs/<name>/, and
+tests/analysis/app-runs/<name>/ for ``webgpu-harness app`` runs).
 
-Each recording is one ``webgpu-harness run`` (or ``app``) in a real browser; only its ``manifest.json`` and
+Each recording is one ``webgpu-harness run`` in a real browser; only its ``manifest.json`` and
 ``samples.jsonl`` are kept (everything else is derived by harness/pipeline.py). The analysis
 tests assert values that follow from how each run was made (e.g. 42 bind groups per token for
 decode-loop tiny ``fresh``), so re-recording on another machine keeps them passing.
@@ -11,7 +12,6 @@ decode-loop tiny ``fresh``), so re-recording on another machine keeps them passi
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import subprocess
 import sys
@@ -49,45 +49,61 @@ RECORDINGS = {
     # Chromium: upload of 256 B and 4 MiB on two paths (per-size tables, never pooled)
     "chromium-upload": ["-b", "chromium", "-w", "upload", "-v", "write-buffer,mapped-at-creation", "-n", "4",
                         "--param", "sizes=256,4194304"],
-    # Chromium: ``webgpu-harness app`` on the main-thread compute test app (tests/apps/, served for the
-    # recording at {apps}), 4 steps, probes injected through CDP (an app's steps are not tokens)
-    "chromium-app": ["app", "{apps}/main-thread/?steps=4", "-b", "chromium", "--inject", "cdp", "--steps", "4"],
 }
 
 
-def record(name: str) -> Path:
-    """Run recording ``name`` and keep its manifest.json and samples.jsonl. Returns the folder.
-    A recording whose arguments start with ``app`` is a ``webgpu-harness app`` run; ``{apps}`` in
-    its arguments is the URL of tests/apps/server.py, started for it."""
-    args = list(RECORDINGS[name])
-    command = args.pop(0) if args[0] == "app" else "run"
-    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
-        if any("{apps}" in a for a in args):
-            sys.path.insert(0, str(REPO / "tests" / "apps"))
-            from server import Served, create_app
+#: name → arguments of ``webgpu-harness app``, ``{apps}`` standing for the test apps' server
+#: (tests/apps/server.py, started for the recording), and the exit status the run must end with
+#: (not 0: its folder goes to app-runs/).
+APP_RECORDINGS = {
+    # Chromium: the main-thread compute test app, 4 steps, probes injected through CDP (an app's
+    # steps are not tokens; every cell ok: kept in runs/)
+    "chromium-app": (["{apps}/main-thread/?steps=4", "-b", "chromium", "--inject", "cdp", "--steps", "4"], 0),
+    # Chromium, both injection paths: GPU work in the page and a worker (5 bind groups per step, 1 in
+    # the page), all of it in an about:blank frame, all of it in a data: worker (not measured:
+    # failed), a page that throws at once (failed with its error), a device lost and made again
+    "chromium-app-realms": (["{apps}/page-and-worker/?steps=12", "{apps}/frames/?steps=12", "{apps}/data-worker/?steps=6",
+                             "{apps}/throws/", "{apps}/device-again/?steps=6", "-b", "chromium", "--inject", "cdp,proxy", "--steps", "12",
+                             "--start-timeout", "15", "--idle", "5", "--memory-interval-ms", "1000"], 1),
+}
 
-            url = stack.enter_context(Served(create_app())).url
-            args = [a.replace("{apps}", url) for a in args]
+
+def _command(name: str, apps: str) -> tuple[list[str], int]:
+    if name in APP_RECORDINGS:
+        args, rc = APP_RECORDINGS[name]
+        return ["app", *(a.replace("{apps}", apps) for a in args)], rc
+    return ["run", *RECORDINGS[name]], 0
+
+
+def record(name: str) -> Path:
+    """Run recording ``name`` and keep its manifest.json and samples.jsonl. Returns the folder."""
+    sys.path.insert(0, str(REPO / "tests" / "apps"))
+    from server import Served, create_app
+
+    with tempfile.TemporaryDirectory() as tmp, Served(create_app()) as apps:
         run = Path(tmp) / "run"
-        proc = subprocess.run([sys.executable, "-m", "harness", command, *args, "--output", str(run)],
+        args, want = _command(name, apps.url)
+        proc = subprocess.run([sys.executable, "-m", "harness", *args, "--output", str(run)],
                               cwd=REPO, text=True, capture_output=True)
-        if proc.returncode != 0:
+        if proc.returncode != want:
             raise SystemExit(f"{name}: exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-        out = HERE / "runs" / name
+        # recordings that end with failed cells on purpose are kept apart from the others
+        # (tests/analysis/test_recorded_runs.py expects every cell of runs/ ok)
+        out = HERE / ("app-runs" if want != 0 else "runs") / name
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
         for f in ("manifest.json", "samples.jsonl"):
             shutil.copy(run / f, out / f)
-        shown = RECORDINGS[name][1:] if command == "app" else RECORDINGS[name]
-        (out / "COMMAND").write_text(f"webgpu-harness {command} " + " ".join(shown) + "\n"
+        shown = _command(name, "http://127.0.0.1:PORT")[0]
+        (out / "COMMAND").write_text("webgpu-harness " + " ".join(shown) + "\n"
                                      "(re-record: .venv/bin/python tests/analysis/record.py " + name + ")\n")
     return out
 
 
 if __name__ == "__main__":
-    names = sys.argv[1:] or list(RECORDINGS)
-    bad = [n for n in names if n not in RECORDINGS]
+    names = sys.argv[1:] or [*RECORDINGS, *APP_RECORDINGS]
+    bad = [n for n in names if n not in RECORDINGS and n not in APP_RECORDINGS]
     if bad:
-        raise SystemExit(f"unknown recording {bad[0]!r} (valid: {', '.join(RECORDINGS)})")
+        raise SystemExit(f"unknown recording {bad[0]!r} (valid: {', '.join([*RECORDINGS, *APP_RECORDINGS])})")
     for n in names:
         print(record(n))

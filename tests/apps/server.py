@@ -11,7 +11,8 @@ front of it.
     .venv/bin/python tests/apps/server.py --port 8100 --isolated --csp "script-src 'self'; worker-src 'self' blob:"
 
 App pages: /transformers/, /ort-classic/, /ort-blob/, /main-thread/, /nested/, /eager-module/,
-/eager-blob/, /no-device/, /interactive/, /render/.
+/eager-blob/, /no-device/, /interactive/, /render/, /page-and-worker/, /data-worker/, /frames/,
+/throws/, /device-again/.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ ISOLATION_HEADERS = {
 }
 
 #: The app pages, each a folder under tests/apps/ with an index.html.
-APPS = ("transformers", "ort-classic", "ort-blob", "main-thread", "nested", "eager-module", "eager-blob", "no-device")
+APPS = ("transformers", "ort-classic", "ort-blob", "main-thread", "nested", "eager-module", "eager-blob", "no-device",
+        "page-and-worker", "data-worker", "frames", "throws", "device-again")
 #: Apps that draw instead of computing (steps on ``performance.mark('frame')``, not on mapAsync).
 RENDER_APPS = ("render",)
 

@@ -79,7 +79,7 @@ def test_bootstrap_and_samples_are_answered_by_the_proxy(proxied):
     js = get(f"{proxy.url}/__webgpu_harness__/bootstrap.js?kind=worker&type=classic&wid=abc")
     assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
     assert js.headers["cross-origin-embedder-policy"] == "require-corp"  # WebKitGTK, isolated module workers
-    assert js.text.startswith("(function __webgpuHarnessBootstrap(config) {")
+    assert js.text.startswith("(function __webgpuHarnessBootstrap(config, scope) {")
     assert '"realm": {"kind": "worker", "type": "classic", "wid": "abc"}' in js.text
     assert '"stepOn": "mapAsync"' in js.text
     assert f'"token": "{core.token}"' in js.text  # every realm's bootstrap carries the run's token

@@ -8,6 +8,14 @@
 // when it submitted nothing) and wall_ms (step start -> boundary), token/logits_hash null, and
 // extra.step_on naming the trigger. The transport adds `realm`.
 //
+// Between boundaries a realm with a device posts `open_step` samples (StepRecorder.openSnapshot:
+// the open step's counts so far — only the counters that moved — with live objects, no new step
+// number) when calls were counted since its last sample: at the end of each task that made calls
+// once its open step is OPEN_STEP_MS old (at most every SNAPSHOT_MIN_MS), every OPEN_STEP_MS, and
+// when the page's flush() asks every realm (bootstrap.js). So the calls of a realm that ends few
+// or no steps of its own (a page doing part of the GPU work without reading anything back) reach
+// the harness with the time they were made, to within a task.
+//
 // Triggers (spec string → boundary):
 //   mapAsync      each resolved GPUBuffer.mapAsync (one per token for decoders reading logits
 //                 back); the boundary runs before the app's own continuation of that promise
@@ -49,8 +57,40 @@ export class StepRecorder {
     this.step = 0;
     this.before = snapshot();
     this.t0 = now();
+    // the counters when the last step or open_step sample was posted: nothing new, nothing posted
+    this.reported = this.before;
     timing.lastSubmitEndMs = null;
     takeCreatedBuffers();
+  }
+
+  /** Whether calls were counted since the last step or open_step sample. */
+  changed() {
+    for (const name of COUNTER_NAMES) if (counts[name] !== this.reported[name]) return true;
+    return false;
+  }
+
+  /**
+   * Post an `open_step` sample: the calls counted so far in the step still open (deltas since
+   * its start, like a step's), without ending it. Lets the harness place the calls of a realm
+   * that ends few or no steps of its own on the measured realm's steps by time. Posts nothing
+   * when no call was counted since the last step or open_step sample; returns whether it posted.
+   */
+  openSnapshot(why) {
+    if (!this.changed()) return false;
+    const deltas = {};  // the counters that moved (the others are 0), to keep these samples small
+    for (const name of COUNTER_NAMES) if (counts[name] !== this.before[name]) deltas[name] = counts[name] - this.before[name];
+    const sample = {
+      kind: 'open_step',
+      step: this.step,
+      wall_ms: this.now() - this.t0,
+      counters: deltas,
+      live: liveSnapshot(),
+      extra: { why },
+    };
+    if (this.emulationStats) sample.emulation = this.emulationStats();
+    this.reported = snapshot();
+    this.post(sample);
+    return true;
   }
 
   /** End the open step now and open the next one. Returns the sample posted. */
@@ -73,6 +113,7 @@ export class StepRecorder {
     if (this.emulationStats) sample.emulation = this.emulationStats();
     this.step += 1;
     this.before = snapshot();
+    this.reported = this.before;
     this.t0 = t1;
     timing.lastSubmitEndMs = null;
     this.post(sample);

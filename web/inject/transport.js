@@ -37,7 +37,13 @@ export class Transport {
     this.n = 0;
     this.failed = 0;
     this.relayed = 0;
-    this.url = new URL(SAMPLE_PATH, scope.origin && scope.origin !== 'null' ? scope.origin : scope.location.href).href;
+    // an opaque-origin realm (a sandboxed srcdoc frame: about:srcdoc is no base URL) has no
+    // same-origin path: the DevTools binding, else the relay, is all it has
+    try {
+      this.url = new URL(SAMPLE_PATH, scope.origin && scope.origin !== 'null' ? scope.origin : scope.location.href).href;
+    } catch {
+      this.url = null;
+    }
     this.channel = null;
     this.relayTarget = false;  // the top page forwards relays and never relays itself
   }
@@ -71,6 +77,7 @@ export class Transport {
       try { sender(body); this.sent += n; return; } catch { /* fall through to the POST */ }
     }
     try {
+      if (this.url === null) throw new Error('no same-origin URL');
       const r = await this.o.fetch.call(this.scope, this.url, {
         method: 'POST', headers: { 'content-type': 'application/json' }, body, keepalive: body.length < 60000,
         credentials: 'omit', cache: 'no-store',

@@ -127,13 +127,31 @@ export function wrapWorkers(scope, post, o) {
         const { record, url } = prepare(workerKind, args[0], type);
         if (record) post(record);
         const newArgs = [url, ...args.slice(1)];
-        return Reflect.construct(target, newArgs, newTarget === wrapped ? target : newTarget);
+        const worker = Reflect.construct(target, newArgs, newTarget === wrapped ? target : newTarget);
+        if (record && record.instrumented === false) {
+          // nothing runs in that worker to report its failures: its error events, seen from here
+          // (a listener changes nothing of how the error is handled)
+          let n = 0;
+          worker?.addEventListener?.('error', (e) => {
+            if (n++ < 20) {
+              post({ kind: 'app_error', error_kind: `${workerKind} error`, source: record.url.slice(0, 500), stack: '',
+                message: `${record.worker_kind} not instrumented (${record.reason}): ${e?.message || 'error event'}`.slice(0, 2000),
+                step: null });
+            }
+          });
+        }
+        return worker;
       },
     });
     Object.defineProperty(scope, name, { value: wrapped, writable: true, configurable: true, enumerable: false });
   }
 
-  const container = scope.navigator?.serviceWorker;
+  let container = null;
+  try {
+    container = scope.navigator?.serviceWorker;  // throws in a sandboxed realm without allow-same-origin
+  } catch {
+    container = null;
+  }
   const proto = container && Object.getPrototypeOf(container);
   if (proto && typeof proto.register === 'function') {
     const register = proto.register;

@@ -33,6 +33,13 @@ export const counts = Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0]));
 export const timing = { lastSubmitEndMs: null };
 
 const hooks = { createBindGroup: [], createBuffer: [], bufferDestroy: [], deviceDestroy: [] };
+let anyCall = null;
+
+/** Call fn() after every counted call (one function: the injected bootstrap's open-step
+ *  snapshots, web/inject/bootstrap.js); null removes it. */
+export function onAnyCall(fn) {
+  anyCall = fn;
+}
 
 /** GPUBufferUsage flags (WebGPU spec §5.1.2) → the counter of bytes created with that flag. */
 export const USAGE_COUNTERS = [
@@ -107,6 +114,7 @@ function wrap(proto, method, counter, after) {
     if (counter) counts[counter] += 1;
     const result = original.apply(this, args);
     if (after) after(result, args, this);
+    if (anyCall !== null) anyCall();
     return result;
   };
   wrapped.__harnessWrapped = true;
@@ -130,6 +138,9 @@ function byteLengthOf(data, dataOffset, size) {
  * WebGPU interfaces, e.g. WebKitGTK without emulation).
  */
 export function installCounters(scope = globalThis) {
+  // the realm's own clock: a frame entered from its parent (web/inject/frames.js) runs this
+  // code in the parent's realm, but its step times are on the frame's performance.now()
+  const perf = scope.performance ?? performance;
   const installed = [];
   const add = (iface, method, counter, after) => {
     if (wrap(scope[iface]?.prototype, method, counter, after)) installed.push(`${iface}.${method}`);
@@ -187,7 +198,7 @@ export function installCounters(scope = globalThis) {
   });
   add('GPUQueue', 'submit', 'submit', (_r, args) => {
     counts.commandBuffersSubmitted += args[0]?.length ?? 0;
-    timing.lastSubmitEndMs = performance.now();
+    timing.lastSubmitEndMs = perf.now();
   });
   add('GPUQueue', 'writeBuffer', 'writeBuffer', (_r, args) => {
     counts.writeBufferBytes += byteLengthOf(args[2], args[3], args[4]);

@@ -20,7 +20,11 @@ var WebGPUHarnessInject = (() => {
   // web/inject/bootstrap.js
   var bootstrap_exports = {};
   __export(bootstrap_exports, {
+    CONTROL_CHANNEL: () => CONTROL_CHANNEL,
     GLOBAL_KEY: () => GLOBAL_KEY,
+    MAX_APP_ERRORS: () => MAX_APP_ERRORS,
+    OPEN_STEP_MS: () => OPEN_STEP_MS,
+    SNAPSHOT_MIN_MS: () => SNAPSHOT_MIN_MS,
     install: () => install
   });
 
@@ -94,6 +98,10 @@ var WebGPUHarnessInject = (() => {
   var counts = Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0]));
   var timing = { lastSubmitEndMs: null };
   var hooks = { createBindGroup: [], createBuffer: [], bufferDestroy: [], deviceDestroy: [] };
+  var anyCall = null;
+  function onAnyCall(fn) {
+    anyCall = fn;
+  }
   var USAGE_COUNTERS = [
     [1, "createBufferBytesMapRead"],
     [2, "createBufferBytesMapWrite"],
@@ -155,6 +163,7 @@ var WebGPUHarnessInject = (() => {
       if (counter) counts[counter] += 1;
       const result = original.apply(this, args);
       if (after) after(result, args, this);
+      if (anyCall !== null) anyCall();
       return result;
     };
     wrapped.__harnessWrapped = true;
@@ -169,6 +178,7 @@ var WebGPUHarnessInject = (() => {
     return total - (dataOffset ?? 0) * elem;
   }
   function installCounters(scope = globalThis) {
+    const perf = scope.performance ?? performance;
     const installed = [];
     const add = (iface, method, counter, after) => {
       if (wrap(scope[iface]?.prototype, method, counter, after)) installed.push(`${iface}.${method}`);
@@ -227,7 +237,7 @@ var WebGPUHarnessInject = (() => {
     });
     add("GPUQueue", "submit", "submit", (_r, args) => {
       counts.commandBuffersSubmitted += args[0]?.length ?? 0;
-      timing.lastSubmitEndMs = performance.now();
+      timing.lastSubmitEndMs = perf.now();
     });
     add("GPUQueue", "writeBuffer", "writeBuffer", (_r, args) => {
       counts.writeBufferBytes += byteLengthOf(args[2], args[3], args[4]);
@@ -2884,7 +2894,11 @@ var WebGPUHarnessInject = (() => {
       this.n = 0;
       this.failed = 0;
       this.relayed = 0;
-      this.url = new URL(SAMPLE_PATH, scope.origin && scope.origin !== "null" ? scope.origin : scope.location.href).href;
+      try {
+        this.url = new URL(SAMPLE_PATH, scope.origin && scope.origin !== "null" ? scope.origin : scope.location.href).href;
+      } catch {
+        this.url = null;
+      }
       this.channel = null;
       this.relayTarget = false;
     }
@@ -2920,6 +2934,7 @@ var WebGPUHarnessInject = (() => {
         }
       }
       try {
+        if (this.url === null) throw new Error("no same-origin URL");
         const r = await this.o.fetch.call(this.scope, this.url, {
           method: "POST",
           headers: { "content-type": "application/json" },
@@ -2987,8 +3002,37 @@ var WebGPUHarnessInject = (() => {
       this.step = 0;
       this.before = snapshot();
       this.t0 = now();
+      this.reported = this.before;
       timing.lastSubmitEndMs = null;
       takeCreatedBuffers();
+    }
+    /** Whether calls were counted since the last step or open_step sample. */
+    changed() {
+      for (const name of COUNTER_NAMES) if (counts[name] !== this.reported[name]) return true;
+      return false;
+    }
+    /**
+     * Post an `open_step` sample: the calls counted so far in the step still open (deltas since
+     * its start, like a step's), without ending it. Lets the harness place the calls of a realm
+     * that ends few or no steps of its own on the measured realm's steps by time. Posts nothing
+     * when no call was counted since the last step or open_step sample; returns whether it posted.
+     */
+    openSnapshot(why) {
+      if (!this.changed()) return false;
+      const deltas = {};
+      for (const name of COUNTER_NAMES) if (counts[name] !== this.before[name]) deltas[name] = counts[name] - this.before[name];
+      const sample = {
+        kind: "open_step",
+        step: this.step,
+        wall_ms: this.now() - this.t0,
+        counters: deltas,
+        live: liveSnapshot(),
+        extra: { why }
+      };
+      if (this.emulationStats) sample.emulation = this.emulationStats();
+      this.reported = snapshot();
+      this.post(sample);
+      return true;
     }
     /** End the open step now and open the next one. Returns the sample posted. */
     boundary(trigger) {
@@ -3010,6 +3054,7 @@ var WebGPUHarnessInject = (() => {
       if (this.emulationStats) sample.emulation = this.emulationStats();
       this.step += 1;
       this.before = snapshot();
+      this.reported = this.before;
       this.t0 = t1;
       timing.lastSubmitEndMs = null;
       this.post(sample);
@@ -3181,12 +3226,33 @@ var WebGPUHarnessInject = (() => {
           const { record, url } = prepare(workerKind, args[0], type);
           if (record) post(record);
           const newArgs = [url, ...args.slice(1)];
-          return Reflect.construct(target, newArgs, newTarget === wrapped ? target : newTarget);
+          const worker = Reflect.construct(target, newArgs, newTarget === wrapped ? target : newTarget);
+          if (record && record.instrumented === false) {
+            let n = 0;
+            worker?.addEventListener?.("error", (e) => {
+              if (n++ < 20) {
+                post({
+                  kind: "app_error",
+                  error_kind: `${workerKind} error`,
+                  source: record.url.slice(0, 500),
+                  stack: "",
+                  message: `${record.worker_kind} not instrumented (${record.reason}): ${e?.message || "error event"}`.slice(0, 2e3),
+                  step: null
+                });
+              }
+            });
+          }
+          return worker;
         }
       });
       Object.defineProperty(scope, name, { value: wrapped, writable: true, configurable: true, enumerable: false });
     }
-    const container = scope.navigator?.serviceWorker;
+    let container = null;
+    try {
+      container = scope.navigator?.serviceWorker;
+    } catch {
+      container = null;
+    }
     const proto = container && Object.getPrototypeOf(container);
     if (proto && typeof proto.register === "function") {
       const register = proto.register;
@@ -3203,13 +3269,329 @@ var WebGPUHarnessInject = (() => {
     }
   }
 
+  // web/inject/frames.js
+  var FRAME_TAGS = /* @__PURE__ */ new Set(["IFRAME", "FRAME"]);
+  function randomId2() {
+    return Math.random().toString(16).slice(2, 10);
+  }
+  function wrapFrames(scope, { key, enter, post }) {
+    if (!scope.document || typeof scope.HTMLIFrameElement !== "function") return false;
+    const handled = /* @__PURE__ */ new WeakSet();
+    const watched = /* @__PURE__ */ new WeakSet();
+    const getters = /* @__PURE__ */ new Map();
+    for (const name of ["HTMLIFrameElement", "HTMLFrameElement"]) {
+      const proto = scope[name]?.prototype;
+      const d = proto && Object.getOwnPropertyDescriptor(proto, "contentWindow");
+      if (d?.get) getters.set(proto, d.get);
+    }
+    const nativeWindow = (el) => {
+      for (const [proto, get] of getters) if (proto.isPrototypeOf(el)) return get.call(el);
+      return null;
+    };
+    const report = (el, fields) => {
+      let url = "";
+      try {
+        url = String(el.src || (el.hasAttribute?.("srcdoc") ? "about:srcdoc" : "about:blank"));
+      } catch {
+        url = "";
+      }
+      post({ kind: "frame", frame_id: randomId2(), url, instrumented: null, late: false, reason: "", ...fields });
+    };
+    const visit = (el, win, late) => {
+      if (!win || handled.has(win)) return true;
+      let has;
+      try {
+        has = Boolean(win[key]);
+      } catch {
+        handled.add(win);
+        report(el, { instrumented: null, reason: "a cross-origin or sandboxed frame: not reachable from its parent; measured only if its own document got the bootstrap" });
+        return false;
+      }
+      handled.add(win);
+      if (has) return true;
+      try {
+        if (win.document?.scripts?.length) late = true;
+      } catch {
+      }
+      try {
+        enter(win, randomId2());
+      } catch (err) {
+        report(el, { instrumented: false, reason: `the bootstrap could not be run in the frame: ${err?.message ?? err}` });
+        return false;
+      }
+      if (late) {
+        report(el, {
+          instrumented: "late",
+          late: true,
+          reason: "the frame ran before the bootstrap reached it (entered at its load): its WebGPU calls before then are not counted"
+        });
+      }
+      return true;
+    };
+    const watch = (el) => {
+      if (watched.has(el)) return;
+      watched.add(el);
+      el.addEventListener("load", () => {
+        let win = null;
+        try {
+          win = nativeWindow(el);
+        } catch {
+          win = null;
+        }
+        visit(el, win, true);
+      });
+    };
+    const look = (el) => {
+      if (!el || !FRAME_TAGS.has(el.tagName)) return;
+      watch(el);
+      let win = null;
+      try {
+        win = nativeWindow(el);
+      } catch {
+        win = null;
+      }
+      visit(el, win, false);
+    };
+    const lookIn = (node) => {
+      if (!node || node.nodeType !== 1 && node.nodeType !== 11) return;
+      if (node.nodeType === 1) look(node);
+      if (typeof node.querySelectorAll === "function") {
+        for (const el of node.querySelectorAll("iframe,frame")) look(el);
+      }
+    };
+    for (const [proto, get] of getters) {
+      Object.defineProperty(proto, "contentWindow", {
+        configurable: true,
+        enumerable: true,
+        get() {
+          const w = get.call(this);
+          if (w) {
+            watch(this);
+            visit(this, w, false);
+          }
+          return w;
+        }
+      });
+      const doc = Object.getOwnPropertyDescriptor(proto, "contentDocument");
+      if (doc?.get) {
+        Object.defineProperty(proto, "contentDocument", {
+          configurable: true,
+          enumerable: true,
+          get() {
+            const w = get.call(this);
+            if (w) {
+              watch(this);
+              visit(this, w, false);
+            }
+            return doc.get.call(this);
+          }
+        });
+      }
+    }
+    const after = (proto, method, collect) => {
+      const original = proto?.[method];
+      if (typeof original !== "function") return;
+      Object.defineProperty(proto, method, {
+        configurable: true,
+        writable: true,
+        enumerable: false,
+        value: function(...args) {
+          const nodes = collect(this, args).flatMap((n) => n?.nodeType === 11 && typeof n.querySelectorAll === "function" ? [...n.querySelectorAll("iframe,frame")] : [n]);
+          const result = original.apply(this, args);
+          for (const n of nodes) lookIn(n);
+          return result;
+        }
+      });
+    };
+    const nodesIn = (_self, args) => args.filter((a) => a && typeof a === "object");
+    const Node = scope.Node?.prototype;
+    const Element = scope.Element?.prototype;
+    after(Node, "appendChild", (_s, a) => [a[0]]);
+    after(Node, "insertBefore", (_s, a) => [a[0]]);
+    after(Node, "replaceChild", (_s, a) => [a[0]]);
+    for (const m of ["append", "prepend", "before", "after", "replaceWith"]) after(Element, m, nodesIn);
+    after(scope.DocumentFragment?.prototype, "append", nodesIn);
+    after(Element, "insertAdjacentElement", (_s, a) => [a[1]]);
+    after(Element, "insertAdjacentHTML", (self) => [self.parentNode ?? self]);
+    for (const [prop, target] of [["innerHTML", (el) => el], ["outerHTML", (el) => el.parentNode]]) {
+      const d = Element && Object.getOwnPropertyDescriptor(Element, prop);
+      if (!d?.set) continue;
+      Object.defineProperty(Element, prop, {
+        ...d,
+        set(v) {
+          const parent = target(this);
+          d.set.call(this, v);
+          lookIn(parent);
+        }
+      });
+    }
+    const origin = scope.origin && scope.origin !== "null" ? scope.origin : scope.location.href;
+    const tag = () => `<script src="${new URL(BOOTSTRAP_PATH + bootstrapQuery({ kind: "frame", fid: randomId2() }), origin).href}"><\/script>`;
+    const strip = (text) => {
+      if (typeof text !== "string" || !text.startsWith('<script src="')) return text;
+      const end = text.indexOf("<\/script>");
+      return end < 0 || !text.slice(0, end).includes(BOOTSTRAP_PATH) ? text : text.slice(end + "<\/script>".length);
+    };
+    const iframeProto = scope.HTMLIFrameElement.prototype;
+    const srcdoc = Object.getOwnPropertyDescriptor(iframeProto, "srcdoc");
+    if (srcdoc?.set) {
+      Object.defineProperty(iframeProto, "srcdoc", {
+        ...srcdoc,
+        get() {
+          return strip(srcdoc.get.call(this));
+        },
+        set(v) {
+          watch(this);
+          srcdoc.set.call(this, tag() + String(v));
+        }
+      });
+    }
+    const setAttribute = Element?.setAttribute;
+    if (typeof setAttribute === "function") {
+      Object.defineProperty(Element, "setAttribute", {
+        configurable: true,
+        writable: true,
+        enumerable: false,
+        value: function(name, value) {
+          if (this.tagName === "IFRAME" && String(name).toLowerCase() === "srcdoc") {
+            watch(this);
+            return setAttribute.call(this, name, tag() + String(value));
+          }
+          return setAttribute.call(this, name, value);
+        }
+      });
+    }
+    const getAttribute = Element?.getAttribute;
+    if (typeof getAttribute === "function") {
+      Object.defineProperty(Element, "getAttribute", {
+        configurable: true,
+        writable: true,
+        enumerable: false,
+        value: function(name) {
+          const v = getAttribute.call(this, name);
+          return this.tagName === "IFRAME" && String(name).toLowerCase() === "srcdoc" ? strip(v) : v;
+        }
+      });
+    }
+    const Observer = scope.MutationObserver;
+    if (typeof Observer === "function") {
+      const start = () => {
+        const mo = new Observer((records) => {
+          for (const r of records) for (const n of r.addedNodes) lookIn(n);
+        });
+        mo.observe(scope.document, { childList: true, subtree: true });
+      };
+      start();
+    }
+    for (const el of scope.document.querySelectorAll?.("iframe,frame") ?? []) look(el);
+    return true;
+  }
+
+  // web/probes/device-events.js
+  var MAX_ERROR_SAMPLES = 100;
+  function installDeviceEvents(scope, { post, step }) {
+    const destroyedAt = /* @__PURE__ */ new WeakMap();
+    const reported = /* @__PURE__ */ new WeakSet();
+    const deviceOfQueue = /* @__PURE__ */ new WeakMap();
+    let errors = 0;
+    let anyDestroyed = false;
+    const cut = (text) => String(text ?? "").slice(0, 2e3);
+    const watch = (device) => {
+      if (!device || typeof device !== "object") return;
+      try {
+        deviceOfQueue.set(device.queue, device);
+      } catch {
+      }
+      Promise.resolve(device.lost).then((info) => {
+        if (!info || info.reason === "destroyed" || reported.has(device)) return;
+        reported.add(device);
+        post({ kind: "device_lost", reason: String(info.reason ?? "unknown"), message: cut(info.message), step: step() });
+      }, () => {
+      });
+      device.addEventListener?.("uncapturederror", (e) => {
+        errors += 1;
+        if (errors > MAX_ERROR_SAMPLES) {
+          if (errors === MAX_ERROR_SAMPLES + 1) post({ kind: "log", message: `more than ${MAX_ERROR_SAMPLES} uncaptured WebGPU errors: the rest are not recorded` });
+          return;
+        }
+        const err = e.error;
+        post({ kind: "uncaptured_error", message: cut(err?.message ?? err), error_type: err?.constructor?.name ?? "GPUError", step: step() });
+      });
+    };
+    const usedAfterDestroy = (device, what) => {
+      if (!device || !destroyedAt.has(device) || reported.has(device)) return;
+      reported.add(device);
+      const at = destroyedAt.get(device);
+      post({
+        kind: "device_lost",
+        reason: "destroyed",
+        step: step(),
+        destroy_step: at,
+        message: `device.destroy() was called at step ${at}, then the device was used (${what})`
+      });
+    };
+    const wrapAfter = (iface, method, after) => {
+      const proto = scope[iface]?.prototype;
+      if (!proto || typeof proto[method] !== "function" || proto[method].__harnessDeviceEvents) return;
+      const original = proto[method];
+      const wrapped = function(...args) {
+        const result = original.apply(this, args);
+        after(this, result);
+        return result;
+      };
+      wrapped.__harnessDeviceEvents = true;
+      Object.defineProperty(proto, method, { value: wrapped, writable: true, configurable: true });
+    };
+    wrapAfter("GPUAdapter", "requestDevice", (_adapter, promise) => {
+      Promise.resolve(promise).then(watch, () => {
+      });
+    });
+    wrapAfter("GPUDevice", "destroy", (device) => {
+      if (!destroyedAt.has(device)) destroyedAt.set(device, step());
+      anyDestroyed = true;
+    });
+    for (const method of ["createBuffer", "createBindGroup", "createCommandEncoder", "createShaderModule", "createComputePipeline"]) {
+      wrapAfter("GPUDevice", method, (device) => {
+        if (anyDestroyed) usedAfterDestroy(device, `GPUDevice.${method}`);
+      });
+    }
+    for (const method of ["submit", "writeBuffer", "onSubmittedWorkDone"]) {
+      wrapAfter("GPUQueue", method, (queue) => {
+        if (anyDestroyed) usedAfterDestroy(deviceOfQueue.get(queue), `GPUQueue.${method}`);
+      });
+    }
+    const task = () => new Promise((resolve) => setTimeout(resolve, 0));
+    return { settle: async () => {
+      await task();
+      await task();
+    } };
+  }
+
   // web/inject/bootstrap.js
   var GLOBAL_KEY = "__webgpuHarness";
+  var OPEN_STEP_MS = 100;
+  var SNAPSHOT_MIN_MS = 4;
+  var MAX_APP_ERRORS = 20;
+  var CONTROL_CHANNEL = "__webgpu_harness_control__";
   function realmKind(scope) {
     if (typeof scope.ServiceWorkerGlobalScope === "function" && scope instanceof scope.ServiceWorkerGlobalScope) return "serviceworker";
     if (typeof scope.SharedWorkerGlobalScope === "function" && scope instanceof scope.SharedWorkerGlobalScope) return "sharedworker";
     if (typeof scope.DedicatedWorkerGlobalScope === "function" && scope instanceof scope.DedicatedWorkerGlobalScope) return "worker";
+    try {
+      if (scope.top !== scope) return "frame";
+    } catch {
+    }
     return "page";
+  }
+  function errorText(value) {
+    if (value instanceof Error || value && typeof value === "object" && "message" in value) {
+      return `${value.name ?? "Error"}: ${value.message}`;
+    }
+    try {
+      return String(value);
+    } catch {
+      return "(unprintable)";
+    }
   }
   function adapterSample(adapter, device) {
     const info = adapter?.info ?? {};
@@ -3225,9 +3607,12 @@ var WebGPUHarnessInject = (() => {
       features: [...device?.features ?? []].sort()
     };
   }
-  function install(config = {}) {
-    const scope = globalThis;
+  function install(config = {}, target = void 0, reenter = null) {
+    const scope = target ?? globalThis;
     if (scope[GLOBAL_KEY]) return scope[GLOBAL_KEY];
+    if (realmKind(scope) === "page" && String(scope.location?.href ?? "") === "about:blank") return null;
+    const api = {};
+    Object.defineProperty(scope, GLOBAL_KEY, { value: api, configurable: false, enumerable: false, writable: false });
     const o = {
       fetch: scope.fetch,
       setTimeout: scope.setTimeout,
@@ -3250,11 +3635,12 @@ var WebGPUHarnessInject = (() => {
       url: String(scope.location?.href ?? ""),
       script_type: hints.type ?? null,
       worker_id: hints.wid ?? null,
+      frame_id: hints.fid ?? null,
       created_url: hints.created_url ?? null
     };
     const transport = new Transport(scope, realm, o);
     const post = (s) => transport.post(s);
-    if (realm.kind === "page" && scope.top === scope) transport.listenForRelays();
+    if (realm.kind === "page") transport.listenForRelays();
     let webgpu = scope.navigator?.gpu ? "real" : "none";
     let emulation = null;
     const wanted = config.webgpu ?? "auto";
@@ -3278,7 +3664,7 @@ var WebGPUHarnessInject = (() => {
           const p = requestDevice.apply(this, args);
           p.then((device) => {
             devices.push(device);
-            post(adapterSample(adapter, device));
+            post({ ...adapterSample(adapter, device), index: devices.length - 1 });
           }, () => {
           });
           return p;
@@ -3311,14 +3697,80 @@ var WebGPUHarnessInject = (() => {
     } : null;
     const recorder = new StepRecorder(post, stepOn, stats, () => scope.performance.now());
     const trigger = installStepTrigger(scope, recorder, o, () => devices.length > 0);
-    if (config.wrapWorkers !== false) wrapWorkers(scope, post, o);
-    let errors = 0;
-    const onError = (what) => {
-      if (errors++ < 20) post({ kind: "log", message: `app ${what}` });
+    try {
+      installDeviceEvents(scope, { post, step: () => recorder.step });
+    } catch (err) {
+      post({ kind: "log", message: `device events not installed: ${err?.message ?? err}` });
+    }
+    const attempt = (what, fn) => {
+      try {
+        return fn();
+      } catch (err) {
+        post({ kind: "log", message: `${what} not installed: ${err?.message ?? err}` });
+        return false;
+      }
     };
-    scope.addEventListener?.("error", (e) => onError(`error: ${e.message ?? e.error ?? ""}`));
-    scope.addEventListener?.("unhandledrejection", (e) => onError(`unhandled rejection: ${e.reason?.message ?? e.reason}`));
+    if (config.wrapWorkers !== false) attempt("worker wrappers", () => wrapWorkers(scope, post, o));
+    const framesWrapped = typeof reenter === "function" && realm.kind !== "worker" && realm.kind !== "sharedworker" && realm.kind !== "serviceworker" && attempt("frame wrappers", () => wrapFrames(scope, {
+      key: GLOBAL_KEY,
+      post,
+      enter: (win, fid) => reenter({ ...config, realm: { kind: "frame", fid } }, win)
+    }));
+    let errors = 0;
+    const onError = (errorKind, message, where, stack) => {
+      errors += 1;
+      if (errors > MAX_APP_ERRORS) {
+        if (errors === MAX_APP_ERRORS + 1) post({ kind: "log", message: `more than ${MAX_APP_ERRORS} app errors in this realm: the rest are not recorded` });
+        return;
+      }
+      post({
+        kind: "app_error",
+        error_kind: errorKind,
+        message: String(message).slice(0, 2e3),
+        source: where.slice(0, 500),
+        stack: String(stack ?? "").slice(0, 4e3),
+        step: recorder.step
+      });
+    };
+    scope.addEventListener?.("error", (e) => {
+      if (e?.target && e.target !== scope) return;
+      const where = e.filename ? `${e.filename}:${e.lineno ?? 0}:${e.colno ?? 0}` : "";
+      onError("error", e.error !== void 0 && e.error !== null ? errorText(e.error) : e.message ?? "error", where, e.error?.stack);
+    });
+    scope.addEventListener?.("unhandledrejection", (e) => onError("unhandledrejection", errorText(e.reason), "", e.reason?.stack));
     if (realm.kind === "page") scope.addEventListener?.("pagehide", () => transport.flush());
+    const now = () => scope.performance.now();
+    let taskTimer = null;
+    let lastSnapshot = -Infinity;
+    const snapshot2 = (why) => {
+      if (!devices.length) return;
+      if (recorder.openSnapshot(why)) lastSnapshot = now();
+    };
+    if (counting) {
+      onAnyCall(() => {
+        if (taskTimer !== null || !devices.length || now() - recorder.t0 < OPEN_STEP_MS) return;
+        const wait = Math.max(0, lastSnapshot + SNAPSHOT_MIN_MS - now());
+        taskTimer = o.setTimeout.call(scope, () => {
+          taskTimer = null;
+          snapshot2("task");
+        }, wait);
+      });
+    }
+    o.setInterval.call(scope, () => snapshot2("interval"), OPEN_STEP_MS);
+    let control = null;
+    if (typeof o.BroadcastChannel === "function") {
+      try {
+        control = new o.BroadcastChannel(CONTROL_CHANNEL);
+        control.onmessage = (e) => {
+          if (e.data?.webgpuHarnessFlush) {
+            snapshot2("flush");
+            transport.flush();
+          }
+        };
+      } catch {
+        control = null;
+      }
+    }
     post({
       kind: "env",
       user_agent: String(scope.navigator?.userAgent ?? ""),
@@ -3333,12 +3785,26 @@ var WebGPUHarnessInject = (() => {
       realm_url: realm.url,
       script_type: realm.script_type,
       worker_id: realm.worker_id,
-      created_url: realm.created_url
+      frame_id: realm.frame_id,
+      created_url: realm.created_url,
+      // performance.timeOrigin (ms since the Unix epoch): with each sample's t_ms it places this
+      // realm's steps on the harness's clock (harness/store/timeline.py)
+      time_origin_ms: scope.performance?.timeOrigin ?? null,
+      frames_wrapped: Boolean(framesWrapped)
     });
     transport.flush();
-    const api = {
+    Object.assign(api, {
       realm,
-      flush: () => transport.flush(),
+      /** Post this realm's open step (if it counted calls), ask every other realm of the app for
+       * theirs (CONTROL_CHANNEL), and send what is queued. */
+      flush: () => {
+        snapshot2("flush");
+        try {
+          control?.postMessage({ webgpuHarnessFlush: true });
+        } catch {
+        }
+        return transport.flush();
+      },
       status: () => ({
         realm,
         steps: recorder.step,
@@ -3351,8 +3817,7 @@ var WebGPUHarnessInject = (() => {
       }),
       /** End the open step now (the harness's last step when a run ends between boundaries). */
       endStep: () => recorder.boundary("harness")
-    };
-    Object.defineProperty(scope, GLOBAL_KEY, { value: api, configurable: false, enumerable: false, writable: false });
+    });
     return api;
   }
   return __toCommonJS(bootstrap_exports);

@@ -1,0 +1,293 @@
+"""Placing what was measured on the measured realm's step timeline, as tables (pandas): the
+run-folder side of harness/store/timeline.py, used by harness/tables.py.
+
+- each step's end on the run clock (steps.csv ``end_s``) from its sender's clock fit;
+- each memory sample's ``step``, ``step_pos`` and ``token`` by the time it was taken (memory.csv);
+- how the clocks were mapped (summary.csv ``clock``, ``clock_uncertainty_ms``);
+- an app's other realms' calls on the measured realm's steps (steps.csv counters include them;
+  ``realm_<label>_<column>`` per realm) and each realm's share (summary.csv ``realms``).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from harness.store import catalog
+from harness.store import timeline as TL
+
+#: Probe counter name → steps.csv column (web/probes/catalog.js).
+COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}
+#: Live-object columns (web/probes/catalog.js).
+LIVE_COLUMNS = [k.name for k in catalog.live_keys()]
+#: Emulation values that add up across realms (per step: each realm's at that step's end).
+SUMMED_EMULATION = ["modeled_native_bytes", "native_bind_groups_live", "native_bind_groups_released",
+                    "modeled_buffer_bytes", "buffer_contents_js_bytes"]
+
+
+#: The sender of samples from runs older than sender ids (``src``): their worker's; the page's
+#: samples then (``uasm``) are on another clock and are left out of the fit.
+NO_SENDER = "(no sender id)"
+
+
+def sender(s: dict) -> str:
+    """Who posted a sample: its sink (``src``, the harness's pages and workers) or its realm (an
+    app's); :data:`NO_SENDER` for a run older than sender ids ("" for a page's ``uasm`` there)."""
+    who = s.get("src") or s.get("realm")
+    if who:
+        return str(who)
+    return "" if s.get("kind") == "uasm" else NO_SENDER
+
+
+class CellClock:
+    """What one cell's samples say about clocks and realms (harness/store/timeline.py): each
+    sender's deliveries and time origin, the round trips, other realms' steps and open steps."""
+
+    def __init__(self) -> None:
+        self.deliveries: dict[str, list[tuple[float, float]]] = {}
+        self.origins: dict[str, float] = {}
+        self.syncs: list[TL.ClockSync] = []
+        self.walls: list[float] = []
+        self.others: dict[str, list[dict]] = {}
+        self.own_open: list[dict] = []
+        self.step_senders: set[str] = set()
+        self.kinds: dict[str, tuple[str, str]] = {}  # realm id → (kind, url), in order of first env
+        self._fits: dict[str, TL.ClockFit | None] = {}
+
+    def see(self, s: dict) -> None:
+        """Note one sample of the cell (any kind)."""
+        if s.get("kind") == "clock_sync":
+            self.syncs.append(TL.ClockSync(float(s["time_s"]), float(s["answered_s"]), float(s["browser_ms"])))
+            if isinstance(s.get("harness_epoch_ms"), (int, float)):  # the harness's wall clock at run time 0
+                self.walls.append(float(s["harness_epoch_ms"]) - float(s["time_s"]) * 1000)
+            return
+        who = sender(s)
+        if not who or s.get("t_ms") is None or s.get("received_s") is None:
+            return
+        self.deliveries.setdefault(who, []).append((float(s["t_ms"]), float(s["received_s"])))
+        if s.get("kind") == "env":
+            if isinstance(s.get("time_origin_ms"), (int, float)) and not isinstance(s.get("time_origin_ms"), bool):
+                self.origins.setdefault(who, float(s["time_origin_ms"]))
+            if s.get("realm") and s.get("realm_kind"):
+                self.kinds.setdefault(str(s["realm"]), (str(s["realm_kind"]), str(s.get("realm_url") or "")))
+
+    def event_message(self, s: dict, message: str) -> str:
+        """An event's message (report's events, tables ``events``) naming the realm it came from."""
+        kind = s.get("kind")
+        if kind == "app_error":
+            return (f"[{self.realm_name(s.get('realm'))}] {s.get('error_kind')}: {s.get('message')}"
+                    + (f" at {s['source']}" if s.get("source") else ""))
+        if kind == "frame":
+            return (f"frame {s.get('url')}: " + ("entered late" if s.get("instrumented") == "late" else "not entered")
+                    + f" ({s.get('reason')})")
+        if s.get("realm") and kind in ("device_lost", "uncaptured_error", "log"):
+            return f"[{self.realm_name(s.get('realm'))}] {message}"
+        return message
+
+    def fit(self, sender: str) -> TL.ClockFit | None:
+        """The clock fit of ``sender`` (harness/store/timeline.py ``fit_senders``); call after every
+        sample of the cell was seen."""
+        if not self._fits:
+            self._fits = TL.fit_senders(self.deliveries, self.origins, self.syncs)
+        return self._fits.get(sender)
+
+    def realm_label(self, realm: str | None) -> str:
+        """``page``, ``worker``, ``frame`` (steps.csv ``realm_<label>_…`` columns); with a number,
+        in the order they reported, when the app has several of a kind."""
+        kind = self.kinds.get(str(realm), ("realm", ""))[0]
+        same = [r for r, (k, _) in self.kinds.items() if k == kind]
+        return kind if len(same) <= 1 or kind == "page" else f"{kind}{same.index(str(realm)) + 1 if str(realm) in same else ''}"
+
+    def realm_name(self, realm: str | None) -> str:
+        """A realm as sentences name it: ``page``, ``worker``; ``worker inner.js``,
+        ``frame about:srcdoc`` when the app has several of a kind (else the label's number)."""
+        kind, url = self.kinds.get(str(realm), ("realm", ""))
+        same = [u for r, (k, u) in self.kinds.items() if k == kind]
+        if len(same) <= 1 or kind == "page":
+            return kind
+        base = url.split("?")[0].rstrip("/").rsplit("/", 1)[-1] if not url.startswith(("data:", "blob:")) else url[:20]
+        names = [u.split("?")[0].rstrip("/").rsplit("/", 1)[-1] for u in same]
+        return f"{kind} {base}" if base and names.count(base) == 1 else self.realm_label(realm)
+
+
+def place_steps(step_rows: list[dict], clocks: dict[str, CellClock]) -> dict[str, TL.Spans]:
+    """Fill each step row's ``end_s`` (the step's end on the run clock, from its sender's clock
+    fit) and return each cell's step spans (harness/store/timeline.py)."""
+    by_cell: dict[str, list] = {}
+    for row in step_rows:
+        sender, t_ms = row.pop("_sender", ""), row.pop("_t_ms", None)
+        clock = clocks.get(row["cell"])
+        fit = clock.fit(sender) if clock is not None and t_ms is not None else None
+        row["end_s"] = round(fit.run_s(float(t_ms)), 6) if fit is not None else None
+        if fit is not None:
+            clock.step_senders.add(sender)
+            by_cell.setdefault(row["cell"], []).append((row["step"], row["end_s"], row.get("wall_ms")))
+    return {c: TL.spans(v) for c, v in by_cell.items()}
+
+
+def place_memory(memory: pd.DataFrame, spans: dict[str, TL.Spans]) -> None:
+    """memory.csv's ``step``, ``step_pos`` and ``token`` by the time each sample was taken (its
+    ``time_s``); a cell without step times (an older run) keeps the ``token`` recorded with each
+    sample, carried forward."""
+    steps, pos, tokens = [], [], []
+    for cell, t, token in zip(memory["cell"], memory["time_s"], memory["token"]):
+        sp = spans.get(cell)
+        if sp is None or t is None or pd.isna(t):
+            steps.append(None), pos.append(None), tokens.append(token)
+            continue
+        k, p, last = TL.place(float(t), sp)
+        steps.append(k), pos.append(p), tokens.append(last)
+    memory["step"] = pd.array(steps, dtype="Int64")
+    memory["step_pos"] = pd.to_numeric(pd.Series(pos, index=memory.index, dtype="object"))
+    memory["token"] = pd.to_numeric(pd.Series(tokens, index=memory.index, dtype="object"))
+    if len(memory):
+        unplaced = ~memory["cell"].isin(list(spans))
+        if unplaced.any():
+            memory.loc[unplaced, "token"] = memory[unplaced].groupby("cell")["token"].ffill()
+
+
+def place_gc(gc: pd.DataFrame, spans: dict[str, TL.Spans]) -> pd.DataFrame:
+    """Forced collections (tables ``gc``) with ``step`` and ``done_step``: the measured realm's
+    step running when the harness asked (``time_s``) and when the engine answered (``done_s``),
+    by time (``token``/``done_token`` stay the last step the harness had received then)."""
+    for col, at in (("step", "time_s"), ("done_step", "done_s")):
+        gc[col] = pd.array([TL.place(float(t), spans[c])[0] if c in spans and t is not None and pd.notna(t) else None
+                            for c, t in zip(gc["cell"], gc[at])], dtype="Int64")
+    return gc
+
+
+def clock_columns(summary: pd.DataFrame, clocks: dict[str, CellClock]) -> None:
+    """summary.csv ``clock`` and ``clock_uncertainty_ms``: how the cell's step times were mapped
+    (the least certain of its step senders)."""
+    for i, cell in summary["cell"].items():
+        clock = clocks.get(cell)
+        fits = [f for f in (clock.fit(x) for x in sorted(clock.step_senders)) if f is not None] if clock else []
+        if not fits:
+            continue
+        worst = max(fits, key=lambda f: float("inf") if f.uncertainty_ms is None else f.uncertainty_ms)
+        text = worst.describe()
+        if clock.walls and worst.time_origin_ms is not None:
+            # the browser's epoch clock against the harness's own wall clock (same machine: ~0)
+            ahead = worst.offset_ms - sorted(clock.walls)[len(clock.walls) // 2]
+            text += f"; the browser's clock {ahead:+.1f} ms from the harness's wall clock"
+        summary.loc[i, "clock"] = text
+        summary.loc[i, "clock_uncertainty_ms"] = (round(worst.uncertainty_ms, 3)
+                                                  if worst.uncertainty_ms is not None else None)
+
+
+#: The counter a realm's share is said of (its createBindGroup calls: what the harness exists
+#: for); every call when no realm made a bind group.
+SHARE_COUNTER = "createBindGroup"
+
+
+def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClock],
+                      spans: dict[str, TL.Spans]) -> dict[str, str]:
+    """App cells: every other realm's calls placed on the measured realm's steps by time
+    (harness/store/timeline.py ``attribute``) and added to the step rows (counters summed;
+    live objects and emulation values as each realm had them at the step's end); per-realm
+    columns ``realm_<label>_<column>`` kept when more than one realm made calls. Returns cell →
+    the realms and their shares, e.g. ``page 20%, worker 80% of createBindGroup``."""
+    out: dict[str, str] = {}
+    for cid, cell in cells.items():
+        if not cell.get("app_url") or not cell.get("realm"):
+            continue
+        clock = clocks.get(cid) or CellClock()
+        sp = spans.get(cid)
+        rows = steps.index[steps["cell"] == cid]
+        if sp is None or not len(rows):
+            continue
+        index_of = {k: i for i, k in enumerate(sp.steps)}
+        measured = str(cell["realm"])
+        # two realms' clocks each tick (WebKitGTK: whole ms): an order within two ticks is unknown
+        tick = TL.resolution_ms(t for w in [measured, *clock.others] for t, _ in clock.deliveries.get(w, []))
+        tolerance_s = 2 * tick / 1000
+        labels = {measured: clock.realm_label(measured)}
+        names = {measured: clock.realm_name(measured)}
+        own = {name: [int(steps.at[r, col]) if pd.notna(steps.at[r, col]) else 0 for r in rows]
+               for name, col in COUNTER_COLUMNS.items()}
+        totals: dict[str, dict[str, int]] = {measured: {n: sum(v) for n, v in own.items()}}
+        after: dict[str, int] = {}
+        added: dict[str, tuple[TL.Attribution, list[int]]] = {}
+        for realm, samples in clock.others.items():
+            fit = clock.fit(realm)
+            if fit is None:
+                continue
+            points = TL.cumulative((x["kind"], x.get("step"), fit.run_s(float(x["t_ms"])), x.get("counters"),
+                                    {**(x.get("live") or {}), **{k: v for k, v in (x.get("emulation") or {}).items()
+                                                                 if k in SUMMED_EMULATION}})
+                                   for x in samples if x.get("t_ms") is not None)
+            if not points:
+                continue
+            a = TL.attribute(points, sp, tolerance_s)
+            where = [index_of.get(int(steps.at[r, "step"])) for r in rows]
+            labels[realm] = clock.realm_label(realm)
+            names[realm] = clock.realm_name(realm)
+            totals[realm] = {n: sum(a.per_step[i].get(n, 0) for i in where if i is not None) for n in COUNTER_COLUMNS}
+            after[realm] = sum(a.after.values())
+            added[realm] = (a, where)
+        busy = [r for r, t in totals.items() if sum(t.values())]
+        if len(busy) > 1 or any(r != measured for r in busy):
+            for name, col in COUNTER_COLUMNS.items():
+                steps.loc[rows, f"realm_{labels[measured]}_{col}"] = own[name]
+        for realm, (a, where) in added.items():
+            per = {col: [a.per_step[i].get(name, 0) if i is not None else 0 for i in where]
+                   for name, col in COUNTER_COLUMNS.items()}
+            for name, col in COUNTER_COLUMNS.items():
+                steps.loc[rows, f"realm_{labels[realm]}_{col}"] = per[col]
+                base = steps.loc[rows, col]
+                steps.loc[rows, col] = base.fillna(0) + per[col] if base.notna().any() else base
+            for col in LIVE_COLUMNS + SUMMED_EMULATION:
+                vals = [a.live[i].get(col) if i is not None else None for i in where]
+                if col in steps and any(v is not None for v in vals):
+                    base = steps.loc[rows, col]
+                    steps.loc[rows, col] = base.fillna(0) + [v or 0 for v in vals]
+        out[cid] = _shares_text(names, totals, after, cell.get("realms") or [], clock, measured)
+    for col in [c for c in steps.columns if c.startswith("realm_")]:
+        steps[col] = pd.array(steps[col], dtype="Int64")
+    return out
+
+
+def _shares_text(labels: dict, totals: dict, after: dict, realms: list[dict], clock: CellClock, measured: str) -> str:
+    """``worker 80% (measured realm), page 20% of createBindGroup``: each realm that made a
+    device or calls, with its share of the calls on the measured steps (of every WebGPU call when
+    no realm made a bind group), and the calls a realm made after the last measured step."""
+    what = SHARE_COUNTER if any(t.get(SHARE_COUNTER) for t in totals.values()) else None
+    amount = {r: (t.get(what, 0) if what else sum(t.values())) for r, t in totals.items()}
+    whole = sum(amount.values())
+    for r in realms:  # a realm with a device that made no call on any step still has its 0%
+        rid = str(r.get("realm"))
+        if r.get("device") and rid not in amount:
+            labels[rid] = clock.realm_name(rid)
+            amount[rid] = 0
+    if not whole:
+        return ", ".join(f"{labels[r]} (device, no call)" for r in amount) + ": no WebGPU call on any step"
+    parts = []
+    for r in sorted(amount, key=lambda r: (r != measured, labels[r])):
+        share = f"{labels[r]} {100 * amount[r] / whole:.0f}%" + (" (measured realm)" if r == measured and len(amount) > 1 else "")
+        if after.get(r):
+            share += f" (+{after[r]} calls after the last measured step, on no step)"
+        parts.append(share)
+    return ", ".join(parts) + (f" of {what}" if what else " of WebGPU calls")
+
+
+def measurement_notes(summary: pd.DataFrame, manifest: dict) -> list[str]:
+    """What summary.md, the report and the console say about how complete each cell's
+    measurement is: how step times met the harness clock (memory samples are placed on steps by
+    it), each app cell's realms and their shares, and every warning of a cell (a worker or frame
+    not measured, a device lost or made again, the app's errors), one line each."""
+    out = []
+    clocks = summary[summary["clock"].notna()] if "clock" in summary else summary.iloc[0:0]
+    if len(clocks):
+        bounded = clocks[clocks["clock_uncertainty_ms"].notna()]
+        if len(bounded):
+            out.append(f"step times on the harness clock by round trips to the page: ±{bounded['clock_uncertainty_ms'].max():.1f} ms "
+                       f"at most ({len(bounded)} cell(s)); memory samples sit on the step running when each was taken")
+        for _, r in clocks[clocks["clock_uncertainty_ms"].isna()].iterrows():
+            out.append(f"`{r['cell']}`: step times by {r['clock']}: memory samples placed on steps to within the "
+                       f"fastest delivery's lag")
+    for c in manifest.get("cells", []):
+        row = summary[summary["cell"] == c["cell"]]
+        realms = row["realms"].iloc[0] if "realms" in row and len(row) else None
+        if isinstance(realms, str) and realms:
+            out.append(f"`{c['cell']}`: realms: {realms}")
+        out += [f"⚠ `{c['cell']}`: {w}" for w in c.get("warnings") or []]
+    return out
