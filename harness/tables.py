@@ -7,6 +7,7 @@ Columns are a stable interface (RESULTS.md). Per-token medians use tokens after 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,7 +69,9 @@ class Tables:
     gc: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=GC_COLUMNS))
 
 
+@functools.lru_cache(maxsize=4096)
 def _snake(name: str) -> str:
+    """``sizeBytes`` → ``size_bytes`` (an extra key, once per distinct key: a run repeats them per step)."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 

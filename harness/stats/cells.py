@@ -78,6 +78,9 @@ class CellData:
     #: done_s)`` each: the last step the harness had seen when it asked, when it asked and when
     #: the engine said the collection was done (harness/stats/memory.py places them)
     gc_forced: list = field(default_factory=list)
+    #: what is derived from this cell's rows, computed once (token values per metric and
+    #: warm-up, its sampling rounds, its memory analysis: harness/stats/memory.py ``memory_of``)
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 def group_key(cell: dict) -> GroupKey:
@@ -128,7 +131,15 @@ def groups_of(cells: Iterable[CellData]) -> dict[GroupKey, list[CellData]]:
 def token_values(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> np.ndarray:
     """Per-token values (float array, shape (tokens - warmup,)) of a ``token`` metric;
     ``us_per_dispatch_<method>``: that dispatch-overhead method's µs per dispatch, one per round
-    after round 0 (the warm-up of that workload is its first round, not its first step)."""
+    after round 0 (the warm-up of that workload is its first round, not its first step).
+    Computed once per cell, metric and warm-up (the array is shared: do not modify it)."""
+    key = ("token_values", metric, warmup)
+    if key not in cell.cache:
+        cell.cache[key] = _token_values(cell, metric, warmup)
+    return cell.cache[key]
+
+
+def _token_values(cell: CellData, metric: str, warmup: int) -> np.ndarray:
     s = cell.steps
     if metric.startswith("us_per_dispatch_"):  # one dispatch-overhead method, rounds after round 0
         if "extra_config" not in s or "extra_us_per_dispatch" not in s:
@@ -145,33 +156,40 @@ def token_values(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> n
 
 def _memory_rounds(mem: pd.DataFrame) -> pd.DataFrame:
     """psutil samples → one row per sampling round: columns ``token``, ``time_s`` and one total
-    RSS column per process type plus ``all``. A round ends when a pid is seen again."""
-    rows: list[dict] = []
+    RSS column per process type plus ``all``. A round ends when a pid is seen again (the first
+    sample of a pid already in the current round starts the next round)."""
+    if not len(mem):
+        return pd.DataFrame()
+    pids = mem["pid"].to_numpy()
+    rounds = np.zeros(len(pids), dtype=np.int64)
     seen: set = set()
-    cur: dict = {}
-    for r in mem.itertuples(index=False):
-        if r.pid in seen:
-            rows.append(cur)
-            seen, cur = set(), {}
-        seen.add(r.pid)
-        cur.setdefault("token", r.token)
-        cur.setdefault("time_s", r.time_s)
-        cur[r.process_type] = cur.get(r.process_type, 0.0) + float(r.rss_bytes)
-        cur["all"] = cur.get("all", 0.0) + float(r.rss_bytes)
-    if cur:
-        rows.append(cur)
-    return pd.DataFrame(rows)
+    r = 0
+    for i, pid in enumerate(pids.tolist()):  # the one sequential rule; the sums below are vectorised
+        if pid in seen:
+            r += 1
+            seen = set()
+        seen.add(pid)
+        rounds[i] = r
+    m = pd.DataFrame({"round": rounds, "process_type": mem["process_type"].to_numpy(),
+                      "rss": mem["rss_bytes"].astype(float).to_numpy(), "token": mem["token"].to_numpy(),
+                      "time_s": mem["time_s"].to_numpy()})
+    first = m.drop_duplicates("round").set_index("round")[["token", "time_s"]]  # the round's first sample
+    per_type = m.pivot_table(index="round", columns="process_type", values="rss", aggfunc="sum", sort=False)
+    out = pd.concat([first, per_type], axis=1)
+    out["all"] = m.groupby("round", sort=True)["rss"].sum()
+    order = [c for c in dict.fromkeys(m["process_type"]) if c in per_type.columns]  # first seen, "all" second
+    return out[["token", "time_s", *order[:1], "all", *order[1:]]].reset_index(drop=True)
 
 
 def rss_rounds(cell: CellData) -> pd.DataFrame:
     """A cell's psutil samples as sampling rounds (:func:`_memory_rounds`); RSS 0 (an exiting
-    process) is not a sample."""
-    mem = cell.memory
-    if not len(mem):
-        return pd.DataFrame()
-    # psutil samples, and on macOS footprint samples (which carry RSS too)
-    return _memory_rounds(mem[mem["source"].isin(("psutil", "footprint")) & mem["rss_bytes"].notna()
-                              & (mem["rss_bytes"] > 0)])
+    process) is not a sample. Computed once per cell (shared: do not modify it)."""
+    if "rss_rounds" not in cell.cache:
+        mem = cell.memory
+        # psutil samples, and on macOS footprint samples (which carry RSS too)
+        cell.cache["rss_rounds"] = pd.DataFrame() if not len(mem) else _memory_rounds(
+            mem[mem["source"].isin(("psutil", "footprint")) & mem["rss_bytes"].notna() & (mem["rss_bytes"] > 0)])
+    return cell.cache["rss_rounds"]
 
 
 def cell_value(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> float | None:

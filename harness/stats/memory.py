@@ -270,7 +270,14 @@ def projection(mc: MemoryClass, budget_bytes: float | None) -> dict:
 def series_of(cell, warmup: int = 1) -> dict[str, tuple[str, str, np.ndarray, np.ndarray]]:
     """Every memory-like series of a :class:`harness.stats.cells.CellData` with data, tokens ≥
     ``warmup``: name → (label, unit, tokens, values). RSS series are ``rss_bytes_<process type>``
-    and ``rss_bytes_all``; the JS heap ``js_heap_bytes``."""
+    and ``rss_bytes_all``; the JS heap ``js_heap_bytes``. Built once per cell and warm-up."""
+    key = ("memory_series", warmup)
+    if key not in cell.cache:
+        cell.cache[key] = _series_of(cell, warmup)
+    return cell.cache[key]
+
+
+def _series_of(cell, warmup: int) -> dict[str, tuple[str, str, np.ndarray, np.ndarray]]:
     out = {}
     s = cell.steps
     for name, (col, unit, label) in STEP_SERIES.items():
@@ -299,21 +306,29 @@ def cell_events(cell) -> tuple[list[int], list[int]]:
     A forced collection in which no wrapper of ours was seen collected is placed only by time
     (the step after the engine's answer), so it counts only in a cell with fewer than two
     collections it saw: where collections are seen, they mark the floors."""
+    if "memory_events" in cell.cache:
+        return cell.cache["memory_events"]
     natural = collection_tokens(cell.steps) if len(cell.steps) else []
     forced = forced_tokens(cell.steps, list(getattr(cell, "gc_forced", [])), natural)
     if len(natural) >= 2:
         forced = [f for f in forced if f in natural]
+    cell.cache["memory_events"] = (natural, forced)
     return natural, forced
 
 
 def cell_classes(cell, warmup: int = 1) -> dict[str, MemoryClass]:
-    """Series name → :class:`MemoryClass` for every memory-like series of one cell."""
+    """Series name → :class:`MemoryClass` for every memory-like series of one cell (classified
+    once per cell and warm-up)."""
+    key = ("memory_classes", warmup)
+    if key in cell.cache:
+        return cell.cache[key]
     events, forced = cell_events(cell)
     out = {}
     for name, (label, unit, t, y) in series_of(cell, warmup).items():
         mc = classify(cell.cell, name, label, unit, t, y, events, forced)
         if mc is not None:
             out[name] = mc
+    cell.cache[key] = out
     return out
 
 
@@ -327,7 +342,7 @@ def floor_points(cell, series: str, warmup: int = 1) -> tuple[np.ndarray, np.nda
     if got is None:
         return np.array([]), np.array([]), "none", 0.0
     label, unit, t, y = got
-    mc = classify(cell.cell, series, label, unit, t, y, *cell_events(cell))
+    mc = cell_classes(cell, warmup).get(series)
     tt, yy = per_token(np.asarray(t, float), np.asarray(y, float))
     if mc is None:
         return tt, yy, "series", 0.0

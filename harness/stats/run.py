@@ -203,16 +203,17 @@ def _rel(b: float, a: float) -> float | None:
 
 def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP,
                stat: str | None = None, confidence: float = CONFIDENCE, a_label: str = "a",
-               b_label: str = "b") -> Difference | None:
+               b_label: str = "b", ea: Estimate | None = None, eb: Estimate | None = None) -> Difference | None:
     """:class:`Difference` of ``metric`` between two groups' cells (``b − a``), ``None`` when
     either has no data. Token metrics: two-sample bootstrap (independent samples) of
     ``stat(b) − stat(a)`` and ``stat(b)/stat(a) − 1``. Cell metrics: Welch's t
     (``scipy.stats.ttest_ind(equal_var=False)``), relative CI = diff CI ÷ value(a). Slopes: see
-    :class:`Difference`."""
+    :class:`Difference`. ``ea``/``eb``: the groups' estimates of ``metric`` with this warm-up,
+    stat and confidence when already computed (:meth:`RunStats.estimate`), else computed here."""
     kind = metric_kind(metric)
     stat = stat or default_stat(metric)
-    ea = estimate(a_cells, metric, warmup, stat, confidence)
-    eb = estimate(b_cells, metric, warmup, stat, confidence)
+    ea = ea if ea is not None else estimate(a_cells, metric, warmup, stat, confidence)
+    eb = eb if eb is not None else estimate(b_cells, metric, warmup, stat, confidence)
     if ea is None or eb is None or ea.value is None or eb.value is None:
         return None
     d = eb.value - ea.value
@@ -295,9 +296,30 @@ class RunStats:
     differences: list[Difference]
     cells: list[CellData] = field(repr=False, default_factory=list)
 
+    #: (group key, metric, warm-up, stat) → Estimate (or None): every estimate computed once
+    cache: dict = field(repr=False, default_factory=dict)
+
     def ok_cells(self, key: GroupKey) -> list[CellData]:
         """The ok cells of group ``key`` (empty when it has none)."""
         return [c for c in self.cells if c.key == key and c.status == "ok"]
+
+    def estimate(self, key: GroupKey, metric: str, warmup: int | None = None, stat: str | None = None
+                 ) -> Estimate | None:
+        """The :class:`Estimate` of ``metric`` for group ``key``'s ok cells (``None`` without
+        data), computed once per (group, metric, warm-up, stat) and reused by differences,
+        budgets and findings; the group's own estimates (this run's warm-up, default stat)
+        are those of :func:`compute`. Raises ``KeyError`` for an unknown metric."""
+        warmup = self.warmup if warmup is None else warmup
+        stat = stat or default_stat(metric)
+        k = (key, metric, warmup, stat)
+        if k not in self.cache:
+            g = self.groups.get(key)
+            if g is not None and warmup == self.warmup and stat == default_stat(metric) and metric in g.metrics:
+                self.cache[k] = g.metrics[metric]
+            else:
+                cells = self.ok_cells(key)
+                self.cache[k] = estimate(cells, metric, warmup, stat, self.confidence) if cells else None
+        return self.cache[k]
 
     def to_dict(self) -> dict:
         """``stats.json``'s body: settings, methods, groups and differences."""
@@ -370,7 +392,8 @@ def compute(tables, warmup: int = DEFAULT_WARMUP, metrics: list[str] | None = No
                 a, b = [c for c in cells if c.key == ka and c.status == "ok"], [c for c in cells if c.key == kb and c.status == "ok"]
                 for m in names:
                     if m in groups[ka].metrics and m in groups[kb].metrics:
-                        d = difference(a, b, m, warmup, confidence=confidence, a_label=ka.label, b_label=kb.label)
+                        d = difference(a, b, m, warmup, confidence=confidence, a_label=ka.label, b_label=kb.label,
+                                       ea=groups[ka].metrics[m], eb=groups[kb].metrics[m])
                         if d is not None:
                             diffs.append(d)
     return RunStats(warmup, confidence, groups, diffs, cells)

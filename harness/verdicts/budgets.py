@@ -325,7 +325,7 @@ def _check(b: Budget, key: S.GroupKey, run: S.RunStats, baseline: S.RunStats | N
         return CheckResult(label, False, message=f"{label}: cell {failed[0]} failed ({reasons.get(failed[0]) or 'no reason'})")
     cells = run.ok_cells(key)
     warmup = b.warmup if b.warmup is not None else run.warmup
-    est = S.estimate(cells, b.metric, warmup, b.stat, run.confidence) if cells else None
+    est = run.estimate(key, b.metric, warmup, b.stat)  # computed once, shared with findings and differences
     what = f"{b.stat}({b.metric})" + (f" after token {b.after}" if b.after is not None else "")
     if est is None or est.value is None:
         return CheckResult(label, False, message=f"{label}: no data for {b.metric}")
@@ -341,14 +341,14 @@ def _check(b: Budget, key: S.GroupKey, run: S.RunStats, baseline: S.RunStats | N
         else:
             src, ref_key = run, key.with_variant(b.ref)
         ref_cells = src.ok_cells(ref_key)
-        ref = S.estimate(ref_cells, b.metric, warmup, b.stat, run.confidence) if ref_cells else None
+        ref = src.estimate(ref_key, b.metric, warmup, b.stat)
         if ref is None or ref.value is None:
             where = "the baseline run" if b.ref == BASELINE else "this run"
             res.message = f"{label}: no ok cell of {ref_key.label} in {where} to compare with"
             return res
         res.ref_value = ref.value
         res.limit = b.factor * ref.value
-        d = S.difference(ref_cells, cells, b.metric, warmup, b.stat, run.confidence)
+        d = S.difference(ref_cells, cells, b.metric, warmup, b.stat, run.confidence, ea=ref, eb=est)
         if d is not None and d.rel is not None:
             res.ratio = d.rel + 1
             if d.rel_low is not None:

@@ -148,7 +148,8 @@ def compare(a_tables, b_tables, a_name: str = "A", b_name: str = "B", warmup: in
         ca, cb = sa.ok_cells(ka[mka]), sb.ok_cells(kb[mkb])
         names = [m for m in ga.metrics if m in gb.metrics]
         diffs = [d for d in (S.difference(ca, cb, m, warmup, a_label=f"{a_name}:{ga.key.label}",
-                                          b_label=f"{b_name}:{gb.key.label}") for m in names) if d is not None]
+                                          b_label=f"{b_name}:{gb.key.label}", ea=ga.metrics[m], eb=gb.metrics[m])
+                             for m in names) if d is not None]
         pdiff = params_differences(ga.key, gb.key)
         label = gb.key.label + (f" [parameters {'; '.join(pdiff)}]" if pdiff else "")
         matches.append(Match(label, ga, gb, env_differences(ga, gb), diffs, pdiff))

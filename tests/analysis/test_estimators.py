@@ -140,3 +140,21 @@ def test_a_slope_through_two_floors_has_no_interval_and_is_never_significant():
     _, lo, hi, _ = stratified_theil_sen([(np.array([1.0, 5.0]), np.array([0.0, 8.0])),
                                          (np.array([1.0, 5.0]), np.array([0.0, 9.0]))])
     assert lo is None and hi is None
+
+
+def test_long_runs_are_resampled_m_out_of_n_and_still_cover_the_truth():
+    # 4 repetitions × 3,000 AR(1) tokens (phi 0.6): above SUBSAMPLE_TOKENS the bootstrap draws
+    # m-out-of-n resamples and scales their spread; its 95% interval must still cover the true
+    # median (0) at about the nominal rate, and say how it was made
+    from scipy.signal import lfilter
+
+    from harness.stats.estimators import SUBSAMPLE_TOKENS
+
+    hits = []
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        series = [lfilter([1.0], [1.0, -0.6], rng.normal(size=3000)) for _ in range(4)]
+        lo, hi, how = S.block_bootstrap_ci(series, "median", seed=seed)
+        assert how == f"block-bootstrap-m-of-n (m={SUBSAMPLE_TOKENS} of n=12000 tokens)"
+        hits.append(lo <= 0 <= hi)
+    assert 0.85 <= _coverage(hits) <= 1.0, _coverage(hits)
