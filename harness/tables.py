@@ -46,7 +46,7 @@ SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "w
                    "tokens_identical", "median_ms_per_token", "median_cpu_ms_per_token", "steps_received",
                    "live_bind_groups_max", "modeled_native_bytes_max", "content_rss_bytes_max",
                    "memory_budget_bytes", "would_be_killed_at_token", "engine", "content_footprint_bytes_max",
-                   *PROVENANCE_COLUMNS, "js_heap_bytes_max", "js_heap"]
+                   *PROVENANCE_COLUMNS, "js_heap_bytes_max", "js_heap", "memory_budget_counted_bytes_max"]
 #: Columns of ``webgpu-harness app`` cells (empty for workloads): the app, its title, the step
 #: triggers seen, and the page or worker global measured (harness/app_plan.py ``AppCell``).
 APP_COLUMNS = ["app_url", "app_title", "step_kind", "measured_realm"]
@@ -309,12 +309,15 @@ def _jetsam(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, bu
     and of buffers (emulated WebGPU only; buffer bytes less those the emulation holds as JS
     ArrayBuffers, which the RSS already has) exceeds ``budget`` bytes — iOS killed the page at 2,048 MB in the onnxruntime field report
     (references.md). The RSS used for a token is the largest sampled while that token was the
-    last one reached."""
+    last one reached. ``memory_budget_counted_bytes_max``: the largest sum the budget was
+    compared with (None when neither content-process RSS nor modeled bytes were measured), so a
+    budget not crossed can say how near it came."""
     summary["memory_budget_bytes"] = budget
+    summary["memory_budget_counted_bytes_max"] = None
     if not budget:
         return
     content = _content(memory)
-    killed = []
+    killed, counted = [], []
     for _, row in summary.iterrows():
         s = steps[steps["cell"] == row["cell"]].set_index("step")
         c = content[content["cell"] == row["cell"]].dropna(subset=["token"])
@@ -326,7 +329,10 @@ def _jetsam(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, bu
             modeled = modeled + (s["modeled_buffer_bytes"].fillna(0) - s["buffer_contents_js_bytes"].fillna(0)).clip(lower=0)
         over = (rss + modeled) > budget
         killed.append(int(over.idxmax()) if len(over) and over.any() else None)
+        measured = len(c) > 0 or (len(s) and s[["modeled_native_bytes", "modeled_buffer_bytes"]].notna().any().any())
+        counted.append(float((rss + modeled).max()) if measured and len(s) else None)
     summary["would_be_killed_at_token"] = pd.array(killed, dtype="Int64")
+    summary["memory_budget_counted_bytes_max"] = counted
 
 
 def _median(df: pd.DataFrame, col: str):

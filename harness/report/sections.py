@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from harness.report import charts, workload_charts
 from harness.report.charts import Names
-from harness.stats.finding import NOT_TOKENS
+from harness.report.finding import NOT_TOKENS
 from harness.stats.metrics import HEADLINE
 
 
@@ -53,7 +53,7 @@ def findings_context(analysis, names: Names) -> dict | None:
 
 
 def engines_context(analysis, names: Names) -> dict | None:
-    """Context of engines.j2: harness/stats/engines.py's numbers (None: no memory series)."""
+    """Context of engines.j2: harness/report/engines.py's numbers (None: no memory series)."""
     return None if not analysis.engines else {"n": analysis.engines}
 
 

@@ -31,6 +31,10 @@ SEED = 0
 #: scaled percentile bounds within the Monte-Carlo error of 2,000 full resamples (about 4% of
 #: the interval's width between two seeds, measured on AR(1) series of 2,000 to 20,000 tokens).
 SUBSAMPLE_TOKENS = 2000
+#: Fewest values a bootstrap interval of a per-token statistic is drawn from (per group, per side
+#: of a difference): with fewer, the percentile bounds are two of a handful of values and the
+#: block length is 1 or 2. Fewer: the value is given with "too few samples (n=K)".
+MIN_TOKENS = 10
 #: ``ci_method`` of a per-repetition estimate or difference with fewer than 2 repetitions on a side.
 NO_INTERVAL_N1 = "n=1: no interval"
 
@@ -184,17 +188,18 @@ def block_length(n: int) -> int:
 
 
 def block_resample(series: list[np.ndarray], n_resamples: int, rng_: np.random.Generator,
-                   lengths: list[int] | None = None) -> np.ndarray:
+                   lengths: list[int] | None = None, iid: bool = False) -> np.ndarray:
     """Circular-block resamples of several series pooled: shape (n_resamples, total length).
     Each series is resampled on its own (blocks wrap around within it, never into another) with
     :func:`block_length` of its own length, then the pieces are concatenated. ``lengths``: how
     many values to draw from each series (default: its length; fewer for
-    :func:`subsample_lengths`), still in blocks of its own length's :func:`block_length`."""
+    :func:`subsample_lengths`), still in blocks of its own length's :func:`block_length`
+    (``iid``: blocks of one value, for values that are not a sequence)."""
     parts = []
     for i, x in enumerate(series):
         n = len(x)
         m = n if lengths is None else lengths[i]
-        b = block_length(n)
+        b = 1 if iid else block_length(n)
         k = int(math.ceil(m / b))
         starts = rng_.integers(0, n, size=(n_resamples, k))
         idx = (starts[:, :, None] + np.arange(b)[None, None, :]) % n
@@ -213,20 +218,21 @@ def subsample_lengths(lengths: list[int], m: int | None = None) -> list[int] | N
     return [min(n, max(2 * block_length(n), int(round(m * n / total)))) for n in lengths]
 
 
-def _resampled_stat(series: list[np.ndarray], fn, rng_: np.random.Generator, n_resamples: int = N_RESAMPLES
-                    ) -> tuple[np.ndarray, int]:
+def _resampled_stat(series: list[np.ndarray], fn, rng_: np.random.Generator, n_resamples: int = N_RESAMPLES,
+                    iid: bool = False) -> tuple[np.ndarray, int]:
     """``n_resamples`` values of ``fn`` over circular-block resamples of the pooled ``series`` and
     the number of tokens each resample held. Up to :data:`SUBSAMPLE_TOKENS` tokens every resample
     is as long as the data; above, each is an m-out-of-n resample (:func:`subsample_lengths`)
     whose statistic is scaled back to the data's size: θ̂ + √(m/n)·(θ*ₘ − θ̂), θ̂ the statistic of
     every token (Bickel, Götze & van Zwet 1997, "Resampling fewer than n observations"; the
     median, quantiles and the mean converge at the rate √n, so their spread scales by √(m/n)).
-    The cost is that of at most :data:`SUBSAMPLE_TOKENS` tokens however long the run."""
+    The cost is that of at most :data:`SUBSAMPLE_TOKENS` tokens however long the run. ``iid``:
+    single values are resampled, not blocks (values that are not a sequence)."""
     lengths = [len(x) for x in series]
     sub = subsample_lengths(lengths)
     m = sum(sub) if sub is not None else sum(lengths)
     step = batch(m)
-    vals = np.concatenate([fn(block_resample(series, min(step, n_resamples - i), rng_, sub), axis=-1)
+    vals = np.concatenate([fn(block_resample(series, min(step, n_resamples - i), rng_, sub, iid), axis=-1)
                            for i in range(0, n_resamples, step)])
     if sub is not None:
         theta = float(fn(np.concatenate(series)))
@@ -251,13 +257,16 @@ def block_bootstrap_ci(series: list, stat: str = "median", confidence: float = C
     """95% CI of ``stat`` of the pooled ``series`` (one array per repetition, in token order) by
     the circular block bootstrap, percentile interval (:data:`N_RESAMPLES` resamples; above
     :data:`SUBSAMPLE_TOKENS` tokens m-out-of-n, :func:`_resampled_stat`: ``ci_method`` says so).
-    ``exact`` for constant data, none for fewer than 2 values or ``min``/``max``."""
+    ``exact`` for constant data, none for ``min``/``max``, no interval ("too few samples (n=K;
+    needs 10)") from fewer than :data:`MIN_TOKENS` values."""
     series = [np.asarray(x, dtype=float) for x in series if len(x)]
     pooled = np.concatenate(series) if series else np.array([])
     if len(pooled) and np.all(pooled == pooled[0]):
         return float(pooled[0]), float(pooled[0]), "exact"
-    if len(pooled) < 2 or stat in ("min", "max"):
+    if stat in ("min", "max"):
         return None, None, "none"
+    if len(pooled) < MIN_TOKENS:
+        return None, None, f"too few samples (n={len(pooled)}; needs {MIN_TOKENS})"
     vals, m = _resampled_stat(series, stat_fn(stat), rng(seed))
     lo, hi = _percentile_ci(vals, confidence)
     if lo is None or lo == hi:  # every resample alike from data that vary: no interval
@@ -271,11 +280,14 @@ def block_bootstrap_diff(a: list, b: list, stat: str = "median", confidence: flo
     of series (each a list of per-repetition arrays), each side resampled by
     :func:`block_resample` (m-out-of-n above :data:`SUBSAMPLE_TOKENS` tokens on a side,
     :func:`_resampled_stat`): ``((low, high), (rel_low, rel_high), method)``; the relative CI is
-    ``(None, None)`` when a's statistic can be 0 (a value ≤ 0 in a)."""
+    ``(None, None)`` when a's statistic can be 0 (a value ≤ 0 in a); no interval from fewer
+    than :data:`MIN_TOKENS` values on a side."""
     a = [np.asarray(x, dtype=float) for x in a if len(x)]
     b = [np.asarray(x, dtype=float) for x in b if len(x)]
     fn, r = stat_fn(stat), rng(seed)
     na, nb = sum(len(x) for x in a), sum(len(x) for x in b)
+    if min(na, nb) < MIN_TOKENS:
+        return (None, None), (None, None), f"too few samples (n={min(na, nb)}; needs {MIN_TOKENS} on each side)"
     if na + nb <= SUBSAMPLE_TOKENS:  # as it always was: both sides drawn batch by batch from one generator
         step = batch(na + nb)
         da, db = [], []
@@ -296,6 +308,25 @@ def block_bootstrap_diff(a: list, b: list, stat: str = "median", confidence: flo
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = _percentile_ci(sb / sa - 1, confidence)
     return diff, rel, how
+
+
+def median_diff_ci(a, b, confidence: float = CONFIDENCE, seed: int = SEED
+                   ) -> tuple[float | None, float | None, str]:
+    """95% CI of median(b) − median(a) for two independent samples of values that are not a
+    sequence (e.g. tokens with and without a collection): ``scipy.stats.bootstrap``'s two-sample
+    percentile interval up to :data:`SUBSAMPLE_TOKENS` values together, m-out-of-n resamples of
+    single values above (:func:`_resampled_stat`); ``(None, None, why)`` with fewer than
+    :data:`MIN_TOKENS` values on a side."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if min(len(a), len(b)) < MIN_TOKENS:
+        return None, None, f"too few samples (n={min(len(a), len(b))}; needs {MIN_TOKENS} on each side)"
+    if len(a) + len(b) <= SUBSAMPLE_TOKENS:
+        return boot((a, b), lambda x, y, axis=-1: np.median(y, axis=axis) - np.median(x, axis=axis),
+                    "percentile", confidence, seed)
+    r = rng(seed)
+    (sa, ma), (sb, mb) = _resampled_stat([a], stat_fn("median"), r, iid=True), _resampled_stat([b], stat_fn("median"), r, iid=True)
+    lo, hi = _percentile_ci(sb - sa, confidence)
+    return lo, hi, f"bootstrap-m-of-n (m={ma + mb} of n={len(a) + len(b)})"
 
 
 def stratified_theil_sen(strata: list, confidence: float = CONFIDENCE

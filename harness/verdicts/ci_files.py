@@ -10,7 +10,7 @@ Files (in a run folder, or a ``compare`` folder):
 ``differences.csv``  one row per variant pair (or run pair) × metric: :data:`DIFF_COLUMNS`
 ``junit.xml``        ``<testsuites><testsuite name="webgpu-harness budgets">``, a ``<testcase>``
                      per budget named by the budget; ``<failure>`` / ``<skipped>`` as they went
-``summary.md``       the findings (harness/stats/findings.py) with budget badges, then headline
+``summary.md``       the findings (harness/report/findings.py) with budget badges, then headline
                      metrics with CIs, significant differences, budget verdicts
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from harness import stats as S
 from harness.report import format as F
-from harness.stats.finding import Finding, quantity
+from harness.report.finding import Finding, quantity
 from harness.verdicts.budgets import BudgetResult
 
 STATS_COLUMNS = ["group", "machine", "browser", "workload", "variant", "profile", "metric", "unit", "kind",

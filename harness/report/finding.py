@@ -1,4 +1,4 @@
-"""The parts findings are made of (harness/stats/findings.py): :class:`Number` (a value with
+"""The parts findings are made of (harness/report/findings.py): :class:`Number` (a value with
 its 95% CI and where ``stats.json`` holds it), :class:`Finding` (one sentence), how a number is
 written (:func:`quantity`), and the helpers that pick a run's configurations, scopes and caveats.
 """
@@ -102,7 +102,10 @@ class Finding:
 
 def quantity(n: Number) -> str:
     """How a finding's number is written: ``42``, ``6.14 [-0.5, 16.2]``, ``12.3 KiB/token [...]``,
-    ``-100%``, ``+7.4% [-10.7%, +22.8%]``; ``(n=1, no interval)`` when one repetition gave none."""
+    ``-100%``, ``+7.4% [-10.7%, +22.8%]``; ``(n=1, no interval)`` when one repetition gave none;
+    what is missing (``too few samples (n=4; needs 10)``) when too few points stood behind it."""
+    if n.value is None and n.ci_method.startswith("too few"):
+        return n.ci_method  # what is missing, never a bare dash
     if n.unit == "relative":
         if n.value is None:
             return F.MISSING
@@ -116,6 +119,8 @@ def quantity(n: Number) -> str:
         text += f" {n.unit}"
     if n.ci_low is None and n.n_reps == 1 and n.ci_method in ("", "none", "t"):
         text += " (n=1, no interval)"
+    elif n.ci_low is None and n.ci_method.startswith("too few"):
+        text += f" ({n.ci_method}: no interval)"
     return text
 
 
