@@ -84,9 +84,12 @@ def build(run_dir: Path) -> Tables:
     env: dict[str, dict] = {}
     results: dict[str, dict] = {}
     skipped: list[str] = []
+    keys_of: dict = {}  # cell id → its CELL_KEYS values, made once per cell
     for s in read_samples(run_dir, skipped):
         cell = cells.get(s.get("cell"), {})
-        keys = {k: cell.get(k) for k in CELL_KEYS}
+        keys = keys_of.get(s.get("cell"))
+        if keys is None:
+            keys = keys_of.setdefault(s.get("cell"), {k: cell.get(k) for k in CELL_KEYS})
         kind = s.get("kind")
         if cell.get("realm") and kind in ("step", "env") and s.get("realm") != cell["realm"]:
             continue  # an app cell: only its measured realm's steps (samples.jsonl keeps every realm's)
@@ -280,10 +283,11 @@ def process_type_totals(memory: pd.DataFrame) -> pd.DataFrame:
     if not len(m):
         return pd.DataFrame(columns=["cell", "time_s", "process_type", "rss_bytes", "uss_bytes", "token", "processes",
                                      "footprint_bytes"])
-    return (m.groupby(["cell", "time_s", "process_type"], as_index=False)
-             .agg(rss_bytes=("rss_bytes", "sum"), uss_bytes=("uss_bytes", "sum"), token=("token", "max"),
-                  processes=("pid", "nunique"),
-                  footprint_bytes=("footprint_bytes", lambda v: v.sum(min_count=1))))
+    g = m.groupby(["cell", "time_s", "process_type"])
+    out = g.agg(rss_bytes=("rss_bytes", "sum"), uss_bytes=("uss_bytes", "sum"), token=("token", "max"),
+                processes=("pid", "nunique"))
+    out["footprint_bytes"] = g["footprint_bytes"].sum(min_count=1)  # none sampled: NaN, not 0
+    return out.reset_index()
 
 
 def engine_label(result: dict) -> str | None:

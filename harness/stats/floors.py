@@ -48,8 +48,9 @@ MIN_POINTS = 10
 #: interval is the range of their 3 pairwise slopes, so "rising" means every pair rises.
 MIN_FLOORS = 3
 #: Longest series a slope is fitted to whole (Theil–Sen takes every pair, O(n²)): longer ones
-#: (or all the stretches of one series together) are thinned evenly to this many positions.
-FIT_POINTS = 600
+#: (or all the stretches of one series together) are thinned evenly to this many positions, so
+#: a fit costs the same however long the run (45,000 pairs; its interval is that of these points).
+FIT_POINTS = 300
 
 #: Fewest drops that each brought a series back to its first value (within one token's growth)
 #: for it to be called bounded without a floor slope: one is a single observation.

@@ -172,11 +172,13 @@ def _measured_series(cell, warmup: int) -> dict[str, Series]:
     out = {}
     rounds = rss_rounds(cell)
     if len(rounds) and "token" in rounds:
-        rounds = rounds[rounds["token"].fillna(-1) >= warmup]
+        tok = rounds["token"].to_numpy(float)
+        after = np.nan_to_num(tok, nan=-1) >= warmup
         for ptype in [c for c in rounds.columns if c not in ("token", "time_s")]:
-            r = rounds[rounds[ptype].notna()]
+            v = rounds[ptype].to_numpy(float)
+            keep = after & ~np.isnan(v)
             what = "every process" if ptype == "all" else f"{ptype} processes"
-            t, y = per_token(r["token"].to_numpy(float), r[ptype].to_numpy(float))
+            t, y = per_token(tok[keep], v[keep])
             out[f"rss_bytes_{ptype}"] = Series(f"rss_bytes_{ptype}", f"RSS of {what} (measured)", "bytes", t, y, False)
     m = cell.memory
     if len(m) and "js_heap_bytes" in m:
@@ -262,6 +264,8 @@ class FitPoints:
     rate: float
     events: list[float]
     points: int
+    #: this cell's own slope of what is fitted (the rate between drops, the floor slope, 0 when flat)
+    slope: float | None = None
     #: why nothing is fitted (``too-few``): "too few samples (n=4; needs 10)", "too few floors (n=2; needs 3)"
     why: str = ""
 
@@ -280,13 +284,13 @@ def floor_points(cell, series: str, warmup: int = 1) -> FitPoints:
         return FitPoints(np.array([]), np.array([]), "none", 0.0, [], 0)
     rate = max(mc.rate or 0.0, 0.0)
     if mc.kind == "too-few-samples":
-        return FitPoints(np.array([]), np.array([]), "too-few", 0.0, [], mc.points, too_few(mc.points))
+        return FitPoints(np.array([]), np.array([]), "too-few", 0.0, [], mc.points, why=too_few(mc.points))
     if mc.max <= mc.first:
-        return FitPoints(s.t, s.y, "flat", rate, [], mc.points)
+        return FitPoints(s.t, s.y, "flat", rate, [], mc.points, 0.0 if np.all(s.y == s.y[0]) else mc.series_slope)
     if len(mc.floors) >= MIN_FLOORS:
         return FitPoints(np.array([f[0] for f in mc.floors]), np.array([f[1] for f in mc.floors]), "floors", rate,
-                         mc.events, mc.points)
+                         mc.events, mc.points, mc.floor_slope)
     if mc.kind == "bounded":  # brought back by too few collections to fit floors: no growth slope
         return FitPoints(np.array([]), np.array([]), "too-few", 0.0, [], mc.points,
-                         too_few(len(mc.floors), MIN_FLOORS, "floors"))
-    return FitPoints(s.t, s.y, "series", rate, mc.events, mc.points)
+                         why=too_few(len(mc.floors), MIN_FLOORS, "floors"))
+    return FitPoints(s.t, s.y, "series", rate, mc.events, mc.points, mc.rate)

@@ -20,6 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import from_json
+
 from harness import __version__
 
 
@@ -82,7 +84,7 @@ def read_samples(run_dir: Path, skipped: list[str] | None = None) -> list[dict[s
     with path.open(encoding="utf-8", errors="replace") as fh:
         for i, line in enumerate(fh, 1):
             try:
-                s = json.loads(line)
+                s = from_json(line, cache_strings="keys")  # pydantic's parser: json.loads' values, ~2× faster
             except ValueError:
                 why = "not JSON (torn or edited)"
             else:
