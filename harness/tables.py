@@ -314,8 +314,8 @@ def _jetsam(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, bu
     ArrayBuffers, which the RSS already has) exceeds ``budget`` bytes — iOS killed the page at 2,048 MB in the onnxruntime field report
     (references.md). The RSS used for a token is the largest sampled while that token was the
     last one reached. ``memory_budget_counted_bytes_max``: the largest sum the budget was
-    compared with (None when neither content-process RSS nor modeled bytes were measured), so a
-    budget not crossed can say how near it came."""
+    compared with — or, where content samples were not placed on a token, their largest plus
+    the largest modeled bytes — None when neither was measured: how near a budget not crossed came."""
     summary["memory_budget_bytes"] = budget
     summary["memory_budget_counted_bytes_max"] = None
     if not budget:
@@ -333,8 +333,11 @@ def _jetsam(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, bu
             modeled = modeled + (s["modeled_buffer_bytes"].fillna(0) - s["buffer_contents_js_bytes"].fillna(0)).clip(lower=0)
         over = (rss + modeled) > budget
         killed.append(int(over.idxmax()) if len(over) and over.any() else None)
-        measured = len(c) > 0 or (len(s) and s[["modeled_native_bytes", "modeled_buffer_bytes"]].notna().any().any())
-        counted.append(float((rss + modeled).max()) if measured and len(s) else None)
+        every = content[content["cell"] == row["cell"]][col].dropna()  # samples not yet placed on a token too
+        measured = len(every) > 0 or (len(s) and s[["modeled_native_bytes", "modeled_buffer_bytes"]].notna().any().any())
+        most = max(float((rss + modeled).max()) if len(s) else 0.0,
+                   (float(every.max()) if len(every) else 0.0) + (float(modeled.max()) if len(s) else 0.0))
+        counted.append(most if measured else None)
     summary["would_be_killed_at_token"] = pd.array(killed, dtype="Int64")
     summary["memory_budget_counted_bytes_max"] = counted
 

@@ -80,7 +80,7 @@ def numbers(tables, run: RunStats) -> dict | None:
     "unit", "panels": [{"engine", "provenance", "traces": [{cell, variant, repetition, x, y}]}],
     "growth": [{"variant", "cells": {engine: Number | None}}]}]}]}``; None when no engine has a
     memory series. Workloads whose steps are not tokens are left out."""
-    groups = [g for g in run.groups.values() if g.cells and g.key.workload not in NOT_TOKENS]
+    groups = [g for g in run.groups.values() if g.cells and g.key.workload not in NOT_TOKENS and not g.key.part]
     if not groups:
         return None
     settings: dict[tuple, list[GroupStats]] = {}

@@ -10,11 +10,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from harness.report import format as F
+from harness.stats.metrics import NOT_TOKENS  # noqa: F401 (report modules read it here too)
 from harness.stats.run import Difference, Estimate, GroupStats, RunStats, clean
 from harness.stats.workloads.dispatch_overhead import adapter_class
 
-#: Workloads whose steps are not generated tokens (dispatch-overhead: one step per method run).
-NOT_TOKENS = ("dispatch-overhead",)
 #: Unfused → fused variant pairs of decode-loop (harness/stats/workloads/dispatch_overhead.py).
 FUSION_PAIRS = (("fresh", "fused"), ("reuse", "fused-reuse"))
 #: Process types by role (memory.csv ``process_type``): the process that hosts the page and its
@@ -163,12 +162,14 @@ def env_row(g: GroupStats) -> dict:
 
 def scope(g: GroupStats, show_params: set[str] | None = None) -> str:
     """``chromium 156 · google swiftshader · real WebGPU — decode-loop@tiny`` (and the
-    parameters named in ``show_params``)."""
+    parameters named in ``show_params``; ``, steps with size_bytes=256`` for one value of a list
+    parameter)."""
     k = g.key
     params = {p: v for p, v in json.loads(k.params or "{}").items() if p in (show_params or set())}
     extra = " " + ", ".join(f"{p}={v}" for p, v in params.items()) if params else ""
     profile = f"@{k.profile}" if k.profile not in ("", "default") else ""
-    return f"{F.provenance(env_row(g))} — {k.workload}{profile}{extra}"
+    part = f", steps with {k.part}" if k.part else ""  # one value of a list parameter (never pooled)
+    return f"{F.provenance(env_row(g))} — {k.workload}{profile}{extra}{part}"
 
 
 def time_flags(g: GroupStats) -> list[str]:

@@ -38,6 +38,36 @@ def bind_groups(inp: Inputs) -> list[Finding]:
     return out
 
 
+def unbounded_cache(inp: Inputs) -> list[Finding]:
+    """A bind group cache that never evicts (harness/stats/workloads/bind_group_cache.py): per
+    configuration with a cache at work whose live bind groups keep growing, named as an
+    unbounded cache where the run shows the GC does not take them back, else said to be
+    unresolved and why (no collection ran, or too few samples)."""
+    n = (inp.workloads.get("memory") or {}).get("bind_group_cache") or {}
+    groups = {g.key.label: g for fam in families(inp.run) for g in fam}
+    out = []
+    for r in n.get("rows", []):
+        g = groups.get(r["group"])
+        if g is None:
+            continue
+        created = Number.of(g.metrics["bind_groups_per_token"], g.key.label)
+        dispatches = Number.of(g.metrics["dispatches_per_token"], g.key.label)
+        head = [f"{g.key.variant}{' ' + g.key.sweep if g.key.sweep else ''}: createBindGroup per token ", created,
+                " of ", dispatches, " dispatches (a bind group cache at work)"]
+        if r["verdict"] == "too-few-samples":
+            parts = head + [f"; whether it keeps what it creates: {r['why']}."]
+        else:
+            growth = Number.of(g.metrics["live_bind_groups_growth_per_token"], g.key.label)
+            parts = head + [", while live bind groups grow ", growth, " per token"]
+            if r["verdict"] == "unbounded":
+                parts += [f": {r['why']} — a bind group cache that never evicts (unbounded; pixi.js and Defold "
+                          "shipped this fault: a cache must drop the entries of buffers that go away)."]
+            else:
+                parts += [f": possibly a cache that never evicts, not resolved: {r['why']}."]
+        out.append(Finding("unbounded_cache", inp.scope(g), parts))
+    return out
+
+
 def dispatches(inp: Inputs) -> list[Finding]:
     """Dispatches per token; with a fused variant, what fusion saves in dispatches and, when the
     difference is significant, in ms per token."""
@@ -163,7 +193,7 @@ def gc_collections(inp: Inputs) -> list[Finding]:
 
 #: Every finding, in the order a report shows them: (function, what it says).
 FINDINGS: tuple[Callable[[Inputs], list[Finding]], ...] = (
-    bind_groups, live_growth, memory_growth, memory_classes, memory_budget, dispatches, time_per_token,
+    bind_groups, live_growth, unbounded_cache, memory_growth, memory_classes, memory_budget, dispatches, time_per_token,
     dispatch_overhead, gc_collections,
 )
 
@@ -198,7 +228,7 @@ def compare_findings(comparison) -> list[Finding]:
             if d.rel is not None:
                 parts += [" (", Number.rel(d), ")"]
             if not d.significant:
-                parts += [" (not significant)" if d.significant is False else " (no interval)"]
+                parts += [" (not significant)" if d.significant is False else f" (no significance claimed: {d.verdict})"]
         flags = [f"environment differs: {'; '.join(m.env_differs)}"] if m.env_differs else []
         flags += time_flags(m.b) if any(d.metric == "ms_per_token" for d in shown) else []
         out.append(Finding("compare", m.label, parts + ["."], flags))

@@ -38,28 +38,33 @@ class GroupKey:
     machine: str = ""
     #: the swept parameters' values (``--param KEY=A,B,C``) as ``key=value,...``; "" without a sweep
     sweep: str = ""
+    #: the steps of one value of a list parameter (:func:`list_split`), ``size_bytes=256``: the
+    #: per-step metrics of such a group are never pooled across the list's values; "" for whole cells
+    part: str = ""
 
     @property
     def label(self) -> str:
         """``chromium/decode-loop/fresh@tiny`` (``machine:`` prefix when merged, ``[key=value]``
-        suffix for a sweep point)."""
+        suffix for a sweep point, another for a list value's steps)."""
         base = f"{self.browser}/{self.workload}/{self.variant}@{self.profile}"
         base += f"[{self.sweep}]" if self.sweep else ""
+        base += f"[{self.part}]" if self.part else ""
         return f"{self.machine}:{base}" if self.machine else base
 
     def with_variant(self, variant: str) -> "GroupKey":
         """The same key with another variant (a budget's reference)."""
-        return GroupKey(self.browser, self.workload, variant, self.profile, self.params, self.machine, self.sweep)
+        return GroupKey(self.browser, self.workload, variant, self.profile, self.params, self.machine, self.sweep,
+                        self.part)
 
     @property
     def family(self) -> tuple:
         """Everything but the variant: cells whose variants are compared with each other."""
-        return (self.machine, self.browser, self.workload, self.profile, self.params)
+        return (self.machine, self.browser, self.workload, self.profile, self.params, self.part)
 
     @property
     def sweep_family(self) -> tuple:
         """Everything but the parameters: the points of a sweep, compared with each other."""
-        return (self.machine, self.browser, self.workload, self.variant, self.profile)
+        return (self.machine, self.browser, self.workload, self.variant, self.profile, self.part)
 
 
 @dataclass
@@ -113,6 +118,48 @@ def cells_of(tables) -> list[CellData]:
         out.append(CellData(cid, group_key(c), int(c.get("repetition") or 0), c.get("status", ""),
                             c.get("reason", ""), env, st.sort_values("step"), mem,
                             forced.get(cid, [])))
+    return out
+
+
+def _item(v) -> str:
+    """A list item or a step's value as text (``256.0`` → ``256``)."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip()
+
+
+def list_split(params: dict, steps: pd.DataFrame) -> str | None:
+    """The steps.csv column that carries, step by step, the value of one of a cell's ``list``
+    parameters (a comma-separated value of two items or more, e.g. upload's ``sizes=256,4194304``
+    and ``extra_size_bytes``): an ``extra_*`` column whose values are two or more of the items;
+    None without one (a column named after the parameter first: ``sizes`` → ``extra_size_*``).
+    Such a cell's per-step metrics are estimated per value, never pooled."""
+    lists = [(name, {_item(x) for x in (v if isinstance(v, list) else str(v).split(","))})
+             for name, v in (params or {}).items() if isinstance(v, list) or (isinstance(v, str) and "," in v)]
+    lists = [(name, items) for name, items in lists if len(items) >= 2]
+    if not lists or not len(steps):
+        return None
+    for name, items in lists:
+        stem = name.rstrip("s")  # sizes → size: extra_size_bytes before extra_expected_write_buffer_bytes
+        cols = sorted((c for c in steps.columns if c.startswith("extra_")),
+                      key=lambda c: (not c[len("extra_"):].startswith(stem), c))
+        for col in cols:
+            values = {_item(v) for v in steps[col].dropna().unique()}
+            if len(values) >= 2 and values <= items:
+                return col
+    return None
+
+
+def parts_of(cell: CellData, column: str) -> list[CellData]:
+    """One view of ``cell`` per value of ``column`` (:func:`list_split`): the same cell id and
+    status, only that value's steps, no memory rows, the key's ``part`` naming the value."""
+    out = []
+    for value in sorted(cell.steps[column].dropna().unique(), key=lambda v: (isinstance(v, str), v)):
+        part = f"{column[len('extra_'):]}={_item(value)}"
+        key = GroupKey(cell.key.browser, cell.key.workload, cell.key.variant, cell.key.profile, cell.key.params,
+                       cell.key.machine, cell.key.sweep, part)
+        out.append(CellData(cell.cell, key, cell.repetition, cell.status, cell.reason, cell.env,
+                            cell.steps[cell.steps[column] == value], cell.memory.iloc[0:0]))
     return out
 
 

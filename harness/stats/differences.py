@@ -30,10 +30,10 @@ class Difference:
     :func:`harness.stats.metrics.deterministic` false) is compared across repetitions — the
     block bootstrap or Sen's interval inside one run measures within-run variation only — so it
     needs 2 repetitions on each side, and is then significant when Welch's t over the
-    per-repetition values (``reps_low``/``reps_high``) excludes 0. Counts and modeled bytes,
-    reproducible from run to run, are significant when their interval excludes 0 or their
-    ``exact`` difference is not 0. A zero-width interval of a measured quantity is never
-    significant."""
+    per-repetition values (``reps_low``/``reps_high``) excludes 0; so does every growth slope
+    (live objects and modeled bytes grow and fall with the GC's timing). Counts and maxima of
+    live objects, reproducible from run to run, are significant when their interval excludes 0
+    or their ``exact`` difference is not 0. A zero-width interval is never significant."""
 
     metric: str
     unit: str
@@ -159,7 +159,7 @@ def significance(d: Difference, ea: Estimate, eb: Estimate, confidence: float = 
     if how.startswith("too few") or how == NO_INTERVAL_N1:
         d.significant, d.evidence = None, how
         return
-    if deterministic(d.metric):
+    if deterministic(d.metric) and metric_kind(d.metric) != "slope":  # a growth slope rests on GC timing: measured
         if lo is None:
             d.evidence = "no interval"
         elif lo == hi:

@@ -34,15 +34,16 @@ variants) are what make drift and context-to-context variation show up in an int
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
 
-from harness.stats.cells import DEFAULT_WARMUP, CellData, GroupKey, cells_of, groups_of
+from harness.stats.cells import DEFAULT_WARMUP, CellData, GroupKey, cells_of, groups_of, list_split, parts_of
 from harness.stats.differences import Difference, difference
 from harness.stats.estimate import Estimate, clean, estimate  # noqa: F401 (the package's API)
-from harness.stats.estimators import CONFIDENCE, N_RESAMPLES, SEED
-from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, OTHER_METRICS, STEP_SLOPES, TOKEN_METRICS,
-                                   default_stat, metric_kind)
+from harness.stats.estimators import CONFIDENCE, MIN_TOKENS, N_RESAMPLES, SEED, SUBSAMPLE_TOKENS
+from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, NOT_TOKENS, OTHER_METRICS, STEP_SLOPES,
+                                   TOKEN_METRICS, default_stat, metric_kind)
 
 #: Cell statuses that count as a failure of their configuration (budgets fail on them).
 FAILED_STATUSES = ("failed", "device-lost", "incomplete")  # incomplete: samples lost (RESULTS.md)
@@ -81,13 +82,18 @@ class RunStats:
     groups: dict[GroupKey, GroupStats]
     differences: list[Difference]
     cells: list[CellData] = field(repr=False, default_factory=list)
+    #: views of cells whose per-step metrics are estimated per value of a list parameter
+    #: (:func:`harness.stats.cells.list_split`), one per value; their groups' keys have a ``part``
+    parts: list[CellData] = field(repr=False, default_factory=list)
+    #: whole-cell groups whose per-step metrics are in their parts' groups instead
+    split: set = field(repr=False, default_factory=set)
 
     #: (group key, metric, warm-up, stat) → Estimate (or None): every estimate computed once
     cache: dict = field(repr=False, default_factory=dict)
 
     def ok_cells(self, key: GroupKey) -> list[CellData]:
-        """The ok cells of group ``key`` (empty when it has none)."""
-        return [c for c in self.cells if c.key == key and c.status == "ok"]
+        """The ok cells of group ``key`` (empty when it has none); a part's: its views."""
+        return [c for c in (self.parts if key.part else self.cells) if c.key == key and c.status == "ok"]
 
     def estimate(self, key: GroupKey, metric: str, warmup: int | None = None, stat: str | None = None
                  ) -> Estimate | None:
@@ -111,10 +117,19 @@ class RunStats:
         """``stats.json``'s body: settings, methods, groups and differences."""
         return {"warmup_steps": self.warmup, "confidence": self.confidence,
                 "methods": {"token": "circular block bootstrap over tokens after warm-up, blocks of ceil(n^(1/3)) "
-                                     "consecutive tokens within each repetition, percentile interval",
+                                     "consecutive tokens within each repetition, percentile interval; above "
+                                     f"{SUBSAMPLE_TOKENS} tokens m-out-of-n resamples of {SUBSAMPLE_TOKENS} tokens, their "
+                                     "spread scaled by sqrt(m/n) (ci_method names m and n); no interval from fewer "
+                                     f"than {MIN_TOKENS} tokens",
                             "cell": "Student's t over repetitions (none from one repetition)",
-                            "slope": "Theil-Sen over the floors after collections (harness/stats/memory.py), Sen's CI "
-                                     "widened to at least one token's growth over the floors' span",
+                            "slope": "Theil-Sen over each series' own floors (its minimum after each of its drops, "
+                                     "harness/stats/floors.py; at least 3 floors), Sen's CI widened to at least one "
+                                     "token's growth over the floors' span; else the rate between drops; no slope from "
+                                     "fewer than 10 positions",
+                            "significance": "counts and modeled bytes: the difference's interval excludes 0 (exact "
+                                            "differences: not 0); measured quantities (times, RSS, JS heap): Welch's t "
+                                            "over per-repetition values, 2 repetitions a side at least (else 'within-run "
+                                            "only', never significant); a zero-width interval is never significant",
                             "n_resamples": N_RESAMPLES, "seed": SEED},
                 "groups": [g.to_dict() for g in self.groups.values()],
                 "differences": [d.to_dict() for d in self.differences]}
@@ -150,13 +165,24 @@ def compute(tables, warmup: int = DEFAULT_WARMUP, metrics: list[str] | None = No
     :func:`available_metrics`."""
     cells = cells_of(tables)
     names = metrics or available_metrics([c for c in cells if c.status == "ok"])
+    # a list parameter's values (upload's sizes) are never pooled in a per-step metric: per value
+    parts: list[CellData] = []
+    split: set[GroupKey] = set()
+    for c in cells:
+        column = None if c.key.workload in NOT_TOKENS else list_split(json.loads(c.key.params or "{}"), c.steps)
+        if column:
+            parts += parts_of(c, column)
+            split.add(c.key)
+    everyone = cells + parts
     groups: dict[GroupKey, GroupStats] = {}
-    for key, members in groups_of(c for c in cells if c.status in ("ok", *FAILED_STATUSES)).items():
+    for key, members in groups_of(c for c in everyone if c.status in ("ok", *FAILED_STATUSES)).items():
         ok = [c for c in members if c.status == "ok"]
         env = {k: sorted({str(c.env.get(k)) for c in members if c.env.get(k)})
                for k in ("browser_version", "adapter", "webgpu", "machine", "os", "cpu")}
         est = {}
-        for m in names if ok else []:
+        mine = ([m for m in names if metric_kind(m) == "token"] if key.part else
+                [m for m in names if metric_kind(m) != "token"] if key in split else names)
+        for m in mine if ok else []:
             e = estimate(ok, m, warmup, confidence=confidence)
             if e is not None:
                 est[m] = e
@@ -175,11 +201,12 @@ def compute(tables, warmup: int = DEFAULT_WARMUP, metrics: list[str] | None = No
                 sweeps.setdefault(key.sweep_family, []).append(key)
         for keys in [*families.values(), *sweeps.values()]:
             for ka, kb in combinations(keys, 2):
-                a, b = [c for c in cells if c.key == ka and c.status == "ok"], [c for c in cells if c.key == kb and c.status == "ok"]
+                a = [c for c in everyone if c.key == ka and c.status == "ok"]
+                b = [c for c in everyone if c.key == kb and c.status == "ok"]
                 for m in names:
                     if m in groups[ka].metrics and m in groups[kb].metrics:
                         d = difference(a, b, m, warmup, confidence=confidence, a_label=ka.label, b_label=kb.label,
                                        ea=groups[ka].metrics[m], eb=groups[kb].metrics[m])
                         if d is not None:
                             diffs.append(d)
-    return RunStats(warmup, confidence, groups, diffs, cells)
+    return RunStats(warmup, confidence, groups, diffs, cells, parts=parts, split=split)

@@ -373,7 +373,9 @@ def evaluate(budgets: list[Budget], run: S.RunStats, baseline: S.RunStats | None
     references). Groups with only skipped cells are not matched."""
     out = []
     for b in budgets:
-        keys = [k for k, g in run.groups.items() if b.matches(k) and (g.cells or g.failed)]
+        keys = [k for k, g in run.groups.items() if b.matches(k) and (g.cells or g.failed)
+                # a per-step metric of cells split by a list parameter's values is checked per value
+                and not (k in run.split and S.metric_kind(b.metric) == "token")]
         if not keys:  # a typo must not pass; an optional budget is skipped
             out.append(BudgetResult(b, "skipped", [], "matched no measured cell (optional)") if b.optional else
                        BudgetResult(b, "failed", [], "matched no measured cell: check the selector (mark the "

@@ -84,7 +84,7 @@ class Comparison:
 
 
 def _match_key(k: S.GroupKey, with_machine: bool) -> tuple:
-    return (k.browser, k.workload, k.variant, k.profile, k.params) + ((k.machine,) if with_machine else ())
+    return (k.browser, k.workload, k.variant, k.profile, k.params, k.part) + ((k.machine,) if with_machine else ())
 
 
 def params_differences(a: S.GroupKey, b: S.GroupKey) -> list[str]:
@@ -98,7 +98,7 @@ def params_differences(a: S.GroupKey, b: S.GroupKey) -> list[str]:
 def _loose_pairs(ka: dict, kb: dict, with_machine: bool) -> list[tuple[tuple, tuple]]:
     """Unmatched keys of A and B that differ only in parameters, one partner on each side."""
     def loose(k: S.GroupKey) -> tuple:
-        return (k.browser, k.workload, k.variant, k.profile) + ((k.machine,) if with_machine else ())
+        return (k.browser, k.workload, k.variant, k.profile, k.part) + ((k.machine,) if with_machine else ())
 
     left_a = [m for m in ka if m not in kb]
     left_b = [m for m in kb if m not in ka]

@@ -18,6 +18,7 @@ import numpy as np
 
 from harness.stats.estimators import CONFIDENCE, SEED, median_diff_ci
 from harness.stats.memory import cell_classes, cell_events, projection
+from harness.stats.workloads import bind_group_cache
 
 #: memory_series.csv columns, in order.
 COLUMNS = ["cell", "group", "series", "unit", "class", "points", "first", "last", "max", "events", "forced_events",
@@ -77,8 +78,10 @@ def gc_latency(run) -> list[dict]:
 
 
 def numbers(tables, run) -> dict | None:
-    """``{"rows", "gc_latency", "budget_bytes", "kinds", "events"}`` (``events``: cell → natural and
-    forced collection event tokens) or None when no ok cell has a memory series."""
+    """``{"rows", "gc_latency", "budget_bytes", "kinds", "events", "bind_group_cache"}`` (``events``:
+    cell → natural and forced collection event tokens; ``bind_group_cache``: configurations whose
+    bind group cache keeps growing, :mod:`harness.stats.workloads.bind_group_cache`, or None) or
+    None when no ok cell has a memory series."""
     budget = (tables.manifest.get("parameters") or {}).get("memory_budget_bytes")
     r = rows(run, budget)
     if not r:
@@ -92,4 +95,5 @@ def numbers(tables, run) -> dict | None:
         if c.status == "ok":
             natural, forced = cell_events(c)
             events[c.cell] = {"natural": natural, "forced": forced}
-    return {"rows": r, "gc_latency": gc_latency(run), "budget_bytes": budget, "kinds": kinds, "events": events}
+    return {"rows": r, "gc_latency": gc_latency(run), "budget_bytes": budget, "kinds": kinds, "events": events,
+            "bind_group_cache": bind_group_cache.numbers(tables, run)}
