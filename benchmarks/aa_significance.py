@@ -69,6 +69,21 @@ def tally(comparisons: list) -> dict:
     return dict(sorted(out.items()))
 
 
+def retally(folder: Path) -> dict:
+    """Compare again the runs a previous :func:`main` left in ``folder`` (no browser): the same
+    result with the analysis as it is now."""
+    doc = json.loads((folder / "benchmark.json").read_text())
+    for name, setting in doc["settings"].items():
+        runs = sorted((folder / name).iterdir())
+        comparisons = [compare(T.build(a), T.build(b), "A", "B") for a, b in zip(runs[0::2], runs[1::2])
+                       if (a / "stats.json").exists() and (b / "stats.json").exists()]
+        setting["comparisons"] = len(comparisons)
+        setting["matched_configurations"] = sum(len(c.matches) for c in comparisons)
+        setting["metrics"] = tally(comparisons)
+    (folder / "benchmark.json").write_text(json.dumps(doc, indent=2))
+    return doc
+
+
 def main(pairs: int = PAIRS, repeats=REPEATS, tokens: int = TOKENS) -> dict:
     d = out_dir("aa-significance")
     result: dict = {"benchmark": "aa-significance", "command": "webgpu-harness run " + " ".join(COMMAND)

@@ -31,7 +31,8 @@ STATS_COLUMNS = ["group", "machine", "browser", "workload", "variant", "profile"
                  "stat", "value", "ci_low", "ci_high", "ci_method", "median", "mean", "n", "n_reps", "warmup",
                  "browser_version", "adapter", "webgpu", "params"]
 DIFF_COLUMNS = ["metric", "unit", "stat", "a", "b", "a_value", "b_value", "diff", "diff_low", "diff_high",
-                "rel", "rel_low", "rel_high", "ci_method", "significant"]
+                "rel", "rel_low", "rel_high", "ci_method", "significant", "reps_a", "reps_b", "reps_low", "reps_high",
+                "evidence"]
 
 
 def stats_rows(run: S.RunStats) -> list[dict]:
@@ -162,7 +163,8 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
         out.append("")
     shown = [d for d in diffs if d.significant or d.metric == "ms_per_token"]
     if shown:
-        out += ["### Differences (b − a, 95% CI; **bold**: CI excludes 0)", "",
+        out += ["### Differences (b − a, 95% CI; **bold**: significant — for times and memory, across 2 or more "
+                "repetitions a side)", "",
                 "| b | a | metric | difference |", "| --- | --- | --- | --- |"]
         for d in shown:
             txt = F.diff(d)
