@@ -60,8 +60,10 @@ def unbounded_cache(inp: Inputs) -> list[Finding]:
             growth = Number.of(g.metrics["live_bind_groups_growth_per_token"], g.key.label)
             parts = head + [", while live bind groups grow ", growth, " per token"]
             if r["verdict"] == "unbounded":
-                parts += [f": {r['why']} — a bind group cache that never evicts (unbounded; pixi.js and Defold "
-                          "shipped this fault: a cache must drop the entries of buffers that go away)."]
+                held = f", holding {r['live_end']:,.0f} at the end" if r.get("live_end") is not None else ""
+                parts += [f": {r['why']} — a bind group cache that never evicts, unbounded (pixi.js and Defold "
+                          f"shipped this fault: a cache must drop the entries of buffers that go away){held}; a "
+                          "cap above that would not have been reached in this run."]
             else:
                 parts += [f": possibly a cache that never evicts, not resolved: {r['why']}."]
         out.append(Finding("unbounded_cache", inp.scope(g), parts))

@@ -139,9 +139,11 @@ def thin(x: np.ndarray, y: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return x[idx], y[idx]
 
 
-def fit_strata(strata: list[tuple[np.ndarray, np.ndarray]], points: int = FIT_POINTS) -> list:
-    """``strata`` thinned evenly so that together they hold at most ``points`` positions (each
-    keeps its share, at least 2), for a Theil–Sen fit whose cost does not grow with the run."""
+def fit_strata(strata: list[tuple[np.ndarray, np.ndarray]], points: int | None = None) -> list:
+    """``strata`` thinned evenly so that together they hold at most ``points`` positions
+    (default :data:`FIT_POINTS`; each keeps its share, at least 2), for a Theil–Sen fit whose
+    cost does not grow with the run."""
+    points = FIT_POINTS if points is None else points
     total = sum(len(x) for x, _ in strata)
     if total <= points:
         return strata

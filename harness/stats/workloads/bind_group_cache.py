@@ -18,8 +18,10 @@ by at least :data:`KEPT_SHARE` of what it creates, the verdict is:
   evicts from garbage the GC has not reached (``--gc-checkpoints N`` forces some);
 * ``too-few-samples`` — the live series has too few positions for a growth.
 
-Each row: ``{group, verdict, created_per_token, dispatches_per_token, growth_per_token, basis,
-collections, created, collected, cells}``; the finding words it (harness/report/findings.py).
+A run cannot tell a cache that never evicts from one bounded above what it held at the end
+(``live_end``): the finding says both. Each row: ``{group, verdict, why, created_per_token,
+dispatches_per_token, growth_per_token, basis, collections, created, collected, live_end,
+cells}``; the finding words it (harness/report/findings.py).
 """
 
 from __future__ import annotations
@@ -70,7 +72,10 @@ def numbers(tables, run) -> dict | None:
         row = {"group": key.label, "created_per_token": bg.value, "dispatches_per_token": dp.value,
                "growth_per_token": growth.value, "growth_ci": [growth.ci_low, growth.ci_high], "basis": growth.basis,
                "classes": [mc.kind if mc else None for mc in classes], "collections": collections,
-               "created": created, "collected": collected, "cells": [c.cell for c in cells]}
+               "created": created, "collected": collected, "cells": [c.cell for c in cells],
+               "live_end": max((float(c.steps["bind_groups_live"].dropna().iloc[-1]) for c in cells
+                                if "bind_groups_live" in c.steps and c.steps["bind_groups_live"].notna().any()),
+                               default=None)}
         if growth.value is None:
             rows.append({**row, "verdict": "too-few-samples", "why": growth.ci_method})
             continue
