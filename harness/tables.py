@@ -75,6 +75,12 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
+@functools.lru_cache(maxsize=4096)
+def _extra_column(name: str) -> str:
+    """A step's ``extra`` key → its steps.csv column: ``sizeBytes`` → ``extra_size_bytes``."""
+    return f"extra_{_snake(name)}"
+
+
 def build(run_dir: Path) -> Tables:
     """Read ``manifest.json`` and ``samples.jsonl`` of ``run_dir`` into :class:`Tables`."""
     run_dir = Path(run_dir)
@@ -97,10 +103,17 @@ def build(run_dir: Path) -> Tables:
             row = {**keys, "step": s["step"], "token": s.get("token"), "logits_hash": s.get("logits_hash"),
                    "cpu_ms": s.get("cpu_ms"), "wall_ms": s.get("wall_ms"), "received_s": s.get("received_s")}
             # counters/live are null when the probes were off (--no-probes): left empty, not 0
-            row.update({COUNTER_COLUMNS[k]: v for k, v in (s.get("counters") or {}).items() if k in COUNTER_COLUMNS})
+            counters = s.get("counters") or {}
+            try:  # every key a catalog counter (the usual case): renamed in one pass
+                row.update(zip(map(COUNTER_COLUMNS.__getitem__, counters), counters.values()))
+            except KeyError:  # a sender with counters this harness does not know: those left out
+                row.update({COUNTER_COLUMNS[k]: v for k, v in counters.items() if k in COUNTER_COLUMNS})
             row.update(s.get("live") or {})
-            row.update({k: v for k, v in (s.get("emulation") or {}).items() if k in EMULATION_COLUMNS})
-            row.update({f"extra_{_snake(k)}": v for k, v in (s.get("extra") or {}).items()})
+            if s.get("emulation"):
+                row.update({k: v for k, v in s["emulation"].items() if k in EMULATION_COLUMNS})
+            extra = s.get("extra")
+            if extra:
+                row.update(zip(map(_extra_column, extra), extra.values()))
             step_rows.append(row)
         elif kind in ("process_memory", "worker_heap"):
             if kind == "process_memory" and not s.get("rss_bytes"):

@@ -69,8 +69,12 @@ def not_a_sample(s: Any) -> str | None:
         return f"a JSON {name}, not an object"
     if s.get("kind") == "step" and (not isinstance(s.get("step"), int) or isinstance(s.get("step"), bool)):
         return "a step without an integer step"
-    bad = [k for k in OBJECT_FIELDS if s.get(k) is not None and not isinstance(s[k], dict)]
-    return f"{', '.join(bad)} not an object" if bad else None
+    for k in OBJECT_FIELDS:  # the common case, every field an object or absent, without building a list
+        v = s.get(k)
+        if v is not None and not isinstance(v, dict):
+            bad = [k for k in OBJECT_FIELDS if s.get(k) is not None and not isinstance(s[k], dict)]
+            return f"{', '.join(bad)} not an object"
+    return None
 
 
 def read_samples(run_dir: Path, skipped: list[str] | None = None) -> list[dict[str, Any]]:
