@@ -179,15 +179,15 @@ def floors_of(t: np.ndarray, y: np.ndarray, events) -> list[list[float]]:
     """``[[position, value], ...]``: the series' minimum in each stretch that starts at a drop
     (from it to the next drop or the end); stretches with no position are skipped."""
     t, y = np.asarray(t, float), np.asarray(y, float)
-    ev = sorted(set(float(e) for e in events))
-    out = []
-    for i, e in enumerate(ev):
-        end = ev[i + 1] if i + 1 < len(ev) else np.inf
-        sel = (t >= e) & (t < end)
-        if sel.any():
-            k = int(np.argmin(np.where(sel, y, np.inf)))
-            out.append([float(t[k]), float(y[k])])
-    return out
+    ev = np.asarray(sorted(set(float(e) for e in events)), float)
+    if not len(ev) or not len(t):
+        return []
+    stretch = np.searchsorted(ev, t, side="right") - 1   # -1: before the first drop, not a floor
+    keep = stretch >= 0
+    t, y, stretch = t[keep], y[keep], stretch[keep]
+    order = np.lexsort((np.arange(len(y)), y, stretch))   # by stretch, then value, then position
+    first = order[np.r_[True, stretch[order][1:] != stretch[order][:-1]]] if len(order) else order
+    return [[float(t[k]), float(y[k])] for k in first]
 
 
 def classify(cell: str, series: str, label: str, unit: str, t: np.ndarray, y: np.ndarray,
