@@ -173,3 +173,22 @@ def test_three_repetitions_a_side_are_judged_across_repetitions():
         assert (d.reps_low, d.reps_high) == pytest.approx((ci.low, ci.high))
         assert d.significant == bool(ci.low > 0 or ci.high < 0)
         assert np.isfinite(d.diff_low)                     # the within-run interval is still given
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if (p / "manifest.json").exists()))
+def test_no_recorded_run_calls_within_run_noise_or_a_zero_width_interval_significant(name):
+    from harness.stats.metrics import deterministic, metric_kind
+
+    a = pipeline.analyse(RUNS / name)
+    for d in a.stats.differences:
+        if d.diff_low is not None and d.diff_low == d.diff_high and d.ci_method != "exact":
+            assert d.significant is not True, d
+        measured = not deterministic(d.metric) or metric_kind(d.metric) == "slope"
+        if measured and min(d.reps_a, d.reps_b) < 2:
+            assert d.significant is None and d.evidence, d
+        if d.significant is not None:
+            assert d.evidence and d.verdict in ("significant", "not significant")
+    diffs = {(d.a, d.b, d.metric): d for d in a.stats.differences}
+    for f in (f for f in a.findings if f.kind == "time_per_token"):
+        for n in f.numbers:   # a time difference is stated with numbers only when it is significant
+            assert diffs[(n.ref["a"], n.ref["b"], n.ref["metric"])].significant is True, f.text()
