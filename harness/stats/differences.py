@@ -13,7 +13,7 @@ from scipy import stats as sps
 
 from harness.stats.cells import DEFAULT_WARMUP, CellData, token_values
 from harness.stats.estimate import Estimate, clean, estimate
-from harness.stats.estimators import CONFIDENCE, NO_INTERVAL_N1, block_bootstrap_diff
+from harness.stats.estimators import CONFIDENCE, NO_INTERVAL_N1, block_bootstrap_diff, diff_of_replicates
 from harness.stats.metrics import default_stat, deterministic, metric_kind, metric_unit
 
 
@@ -108,6 +108,10 @@ def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, wa
                 lo = hi = d
                 rlo = rhi = rel
                 how = "exact"
+        elif stat not in ("min", "max") and ea.replicates is not None and eb.replicates is not None:
+            # both groups above SUBSAMPLE_TOKENS: their own independent replicates, not drawn again
+            (lo, hi), (rlo, rhi), how = diff_of_replicates(ea.replicates, eb.replicates, len(xa), len(xb),
+                                                           bool(np.all(xa > 0)), confidence)
         elif stat not in ("min", "max") and len(xa) >= 2 and len(xb) >= 2:
             (lo, hi), (rlo, rhi), how = block_bootstrap_diff(
                 [token_values(c, metric, warmup) for c in a_cells], [token_values(c, metric, warmup) for c in b_cells],

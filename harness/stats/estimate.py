@@ -4,13 +4,15 @@ intervals from harness/stats/estimators.py)."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+import zlib
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
 from harness.stats.cells import DEFAULT_WARMUP, CellData, cell_value, token_values
-from harness.stats.estimators import (CONFIDENCE, NO_INTERVAL_N1, block_bootstrap_ci, bootstrap_ci, stat_fn,
-                                      stratified_theil_sen, t_ci)
+from harness.stats.estimators import (CONFIDENCE, NO_INTERVAL_N1, SEED, SUBSAMPLE_TOKENS, block_bootstrap_ci,
+                                      bootstrap_ci, stat_fn, stratified_theil_sen, t_ci)
 from harness.stats.memory import fit_strata, floor_points, segments
 from harness.stats.metrics import default_stat, growth_series, metric_kind, metric_unit
 
@@ -41,10 +43,14 @@ class Estimate:
     #: growth metrics: what the slope was fitted to, per repetition: ``floors`` (values after
     #: collections), ``flat`` (never rose), ``series`` (fewer than two collections), joined by +
     basis: str = ""
+    #: a per-token metric above SUBSAMPLE_TOKENS tokens: its m-out-of-n bootstrap replicates and
+    #: m, drawn with a seed of its own, so that a difference of two such groups reuses them
+    #: (independent by their seeds) instead of resampling both again; not written anywhere
+    replicates: Any = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """JSON-ready dict (non-finite numbers as ``None``)."""
-        return {k: clean(v) for k, v in asdict(self).items()}
+        return {f.name: clean(getattr(self, f.name)) for f in fields(self) if f.name != "replicates"}
 
 
 def clean(v):
@@ -74,10 +80,15 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
         if not per:
             return None
         x = np.concatenate(per)
-        lo, hi, how = block_bootstrap_ci(per, stat, confidence)
+        kept: list = []
+        # above SUBSAMPLE_TOKENS each group draws with its own seed (its cells and the metric), so
+        # two groups' replicates are independent and a difference can reuse them; below, seed 0
+        seed = SEED if len(x) <= SUBSAMPLE_TOKENS else zlib.crc32(
+            "|".join([metric, stat, *sorted(c.cell + "/" + c.key.part for c in cells)]).encode())
+        lo, hi, how = block_bootstrap_ci(per, stat, confidence, seed, kept)
         return Estimate(metric, kind, unit, stat, float(stat_fn(stat)(x)), lo, hi, how, len(x), len(per),
                         float(np.median(x)), float(np.mean(x)), warmup,
-                        [float(stat_fn(stat)(p)) for p in per])
+                        [float(stat_fn(stat)(p)) for p in per], replicates=kept[0] if kept else None)
     if kind == "cell":
         vals = [v for v in (cell_value(c, metric, warmup) for c in cells) if v is not None]
         if not vals:

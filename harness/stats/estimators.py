@@ -255,13 +255,15 @@ def _percentile_ci(values: np.ndarray, confidence: float) -> tuple[float | None,
     return float(np.quantile(values, a)), float(np.quantile(values, 1 - a))
 
 
-def block_bootstrap_ci(series: list, stat: str = "median", confidence: float = CONFIDENCE, seed: int = SEED
-                       ) -> tuple[float | None, float | None, str]:
+def block_bootstrap_ci(series: list, stat: str = "median", confidence: float = CONFIDENCE, seed: int = SEED,
+                       keep: list | None = None) -> tuple[float | None, float | None, str]:
     """95% CI of ``stat`` of the pooled ``series`` (one array per repetition, in token order) by
     the circular block bootstrap, percentile interval (:data:`N_RESAMPLES` resamples; above
     :data:`SUBSAMPLE_TOKENS` tokens m-out-of-n, :func:`_resampled_stat`: ``ci_method`` says so).
     ``exact`` for constant data, none for ``min``/``max``, no interval ("too few samples (n=K;
-    needs 10)") from fewer than :data:`MIN_TOKENS` values."""
+    needs 10)") from fewer than :data:`MIN_TOKENS` values. ``keep``: a list the m-out-of-n
+    replicates and m are appended to (not below :data:`SUBSAMPLE_TOKENS` tokens), for
+    :func:`diff_of_replicates`."""
     series = [np.asarray(x, dtype=float) for x in series if len(x)]
     pooled = np.concatenate(series) if series else np.array([])
     if len(pooled) and np.all(pooled == pooled[0]):
@@ -271,6 +273,8 @@ def block_bootstrap_ci(series: list, stat: str = "median", confidence: float = C
     if len(pooled) < MIN_TOKENS:
         return None, None, f"too few samples (n={len(pooled)}; needs {MIN_TOKENS})"
     vals, m = _resampled_stat(series, stat_fn(stat), rng(seed))
+    if keep is not None and m < len(pooled):
+        keep.append((vals, m))
     lo, hi = _percentile_ci(vals, confidence)
     if lo is None or lo == hi:  # every resample alike from data that vary: no interval
         return None, None, "none"
@@ -311,6 +315,22 @@ def block_bootstrap_diff(a: list, b: list, stat: str = "median", confidence: flo
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = _percentile_ci(sb / sa - 1, confidence)
     return diff, rel, how
+
+
+def diff_of_replicates(a: tuple, b: tuple, na: int, nb: int, a_positive: bool, confidence: float = CONFIDENCE
+                       ) -> tuple[tuple[float | None, float | None], tuple[float | None, float | None], str]:
+    """:func:`block_bootstrap_diff`'s result from two groups' own m-out-of-n replicates
+    (``(values, m)`` each, drawn with independent seeds: :func:`block_bootstrap_ci` ``keep``),
+    for groups of ``na`` and ``nb`` tokens: no resampling again."""
+    (sa, ma), (sb, mb) = a, b
+    diff = _percentile_ci(sb - sa, confidence)
+    if diff[0] is None or diff[0] == diff[1]:
+        return (None, None), (None, None), "none"
+    rel = (None, None)
+    if a_positive:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = _percentile_ci(sb / sa - 1, confidence)
+    return diff, rel, _method(ma + mb, na + nb)
 
 
 def median_diff_ci(a, b, confidence: float = CONFIDENCE, seed: int = SEED
