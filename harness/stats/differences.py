@@ -33,7 +33,9 @@ class Difference:
     per-repetition values (``reps_low``/``reps_high``) excludes 0; so does every growth slope
     (live objects and modeled bytes grow and fall with the GC's timing). Counts and maxima of
     live objects, reproducible from run to run, are significant when their interval excludes 0
-    or their ``exact`` difference is not 0. A zero-width interval is never significant."""
+    or their ``exact`` difference is not 0. A zero-width interval is never significant. The RSS
+    of the browser's processes (:data:`SHARED_PROCESS_MEMORY`) is never significant: the
+    repetitions of a run share those processes (fresh contexts, one browser)."""
 
     metric: str
     unit: str
@@ -147,6 +149,11 @@ def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, wa
     return out
 
 
+#: Metrics of the browser's processes (psutil RSS per process type): shared by every repetition
+#: of one run (benchmarks/aa_significance.py), so never significant.
+SHARED_PROCESS_MEMORY = ("peak_rss_bytes_", "rss_growth_bytes_per_token_")
+
+
 def _within_run(ra: int, rb: int) -> str:
     if ra <= 1 and rb <= 1:
         return "1 repetition: within-run only"
@@ -171,6 +178,13 @@ def significance(d: Difference, ea: Estimate, eb: Estimate, confidence: float = 
         else:
             d.significant = bool(lo > 0 or hi < 0)
             d.evidence = how
+        return
+    if d.metric.startswith(SHARED_PROCESS_MEMORY):
+        # the repetitions of a run are fresh contexts in one browser: its processes' memory is one
+        # history, not independent samples (A/A at --repeat 3: 27-48% "significant" for the
+        # renderer's and utility processes' peaks when Welch's t treated them as independent)
+        d.evidence = ("process memory: every repetition of a run shares the browser's processes, not independent "
+                      "samples: no significance")
         return
     if metric_kind(d.metric) == "cell":  # Welch's t over repetitions already
         if lo is None or lo == hi:
