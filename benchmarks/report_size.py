@@ -40,10 +40,13 @@ def _shift(v, dv):
     return v + dv if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
 
-def synthesize(dst: Path, copies: int = 2, tokens: int = 5000, src: Path = SOURCE) -> dict:
+def synthesize(dst: Path, copies: int = 2, tokens: int = 5000, src: Path = SOURCE, first: int | None = None) -> dict:
     """Write a run folder of ``len(src cells) × copies`` cells of ``tokens`` tokens into ``dst``
-    from the real samples of ``src`` (see the module docstring). Returns its manifest."""
+    from the real samples of ``src`` (see the module docstring); ``first``: only the first that
+    many cells of ``src`` (in manifest order). Returns its manifest."""
     manifest = json.loads((src / "manifest.json").read_text())
+    if first is not None:
+        manifest = {**manifest, "cells": manifest["cells"][:first]}
     by_cell: dict[str, list[dict]] = {}
     for line in (src / "samples.jsonl").read_text().splitlines():
         s = json.loads(line)

@@ -31,8 +31,8 @@ from harness import stats as S
 from harness import tables as T
 from harness.placement import measurement_notes
 from harness.report import render
-from harness.stats import engines as E
-from harness.stats import findings as FD
+from harness.report import engines as E
+from harness.report import findings as FD
 from harness.stats.bands import Band, chart_bands
 from harness.stats.run import RunStats
 from harness.stats.workloads import compute_all
@@ -57,8 +57,8 @@ class Analysis:
     ``budgets``: :class:`harness.verdicts.budgets.BudgetResult` per budget; ``workloads``: the
     numbers of workload sections by id (harness/stats/workloads/); ``bands``: per-token chart
     bands by steps.csv column; ``findings``: what the report and summary.md open with
-    (harness/stats/findings.py); ``engines``: memory per engine side by side
-    (harness/stats/engines.py); ``measurement``: what was and was not measured, per cell
+    (harness/report/findings.py); ``engines``: memory per engine side by side
+    (harness/report/engines.py); ``measurement``: what was and was not measured, per cell
     (harness/placement.py); ``comparison``: set when a baseline was given."""
 
     run_dir: Path

@@ -7,6 +7,7 @@ Columns are a stable interface (RESULTS.md). Per-token medians use tokens after 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from harness import counter_tables
+from harness.memory_budget import content_samples, memory_budget_columns
+from harness.process_types import CONTENT_PROCESS_TYPES, GPU_PROCESS_TYPES, PROCESS_SOURCES  # noqa: F401 (re-exported)
 from harness.own_terms import DISPATCH_METHODS, STEP_UNITS, after_first_round, own_terms  # noqa: F401 (re-exported)
 from harness.counter_tables import BUFFER_COLUMNS, RENDER_AND_BINDING_COLUMNS
 from harness.placement import CellClock, attribute_realms, clock_columns, place_gc, place_memory, place_steps, sender
@@ -29,11 +32,6 @@ EMULATION_COLUMNS = ["modeled_native_bytes", "native_bind_groups_live", "native_
                      "modeled_bytes_per_compute_bind_group", "modeled_buffer_bytes", "buffer_contents_js_bytes",
                      # failure modes (web/emulation/README.md): cumulative, modeled
                      "out_of_memory_errors", "command_buffers_rejected", "dispatches_dropped"]
-#: Process types that host the page and its worker (where the engine charges bind groups'
-#: memory on Apple platforms: the web content process; references.md, WebKit BindGroup.mm).
-CONTENT_PROCESS_TYPES = ("renderer", "WebKitWebProcess", "WebContent")
-#: Process types of the GPU process (Chromium ``--type=gpu-process``, WebKit's GPU process names).
-GPU_PROCESS_TYPES = ("gpu-process", "WebKitGPUProcess", "GPU")
 CELL_KEYS = ["cell", "browser", "workload", "variant", "profile", "repetition"]
 STEP_COLUMNS = CELL_KEYS + ["step", "token", "logits_hash", "cpu_ms", "wall_ms", "received_s",
                             *COUNTER_COLUMNS.values(), *LIVE_COLUMNS, *EMULATION_COLUMNS, "end_s"]
@@ -43,9 +41,6 @@ MEMORY_COLUMNS = ["cell", "source", "process_type", "pid", "rss_bytes", "uss_byt
                   "time_s", "token", "footprint_bytes", "cpu_user_s", "cpu_system_s", "step", "step_pos"]
 #: gc_checkpoint samples (--gc-checkpoints): one row per forced collection the harness asked for.
 GC_COLUMNS = ["cell", "token", "time_s", "done_token", "done_s", "forced", "reason"]
-#: Sources of per-process samples taken by the harness: psutil (RSS, USS) and, on macOS,
-#: footprint (RSS plus the physical footprint; harness/probe/footprint.py).
-PROCESS_SOURCES = ("psutil", "footprint")
 #: Provenance of each cell (manifest cells; harness/plan.py Cell): how its browser was driven,
 #: the endpoint, the platform it reported, what per-process memory could be measured.
 PROVENANCE_COLUMNS = ["driver", "endpoint", "platform", "memory"]
@@ -55,7 +50,8 @@ SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "w
                    "tokens_identical", "median_ms_per_token", "median_cpu_ms_per_token", "steps_received",
                    "live_bind_groups_max", "modeled_native_bytes_max", "content_rss_bytes_max",
                    "memory_budget_bytes", "would_be_killed_at_token", "engine", "content_footprint_bytes_max",
-                   *PROVENANCE_COLUMNS, "js_heap_bytes_max", "js_heap", *RENDER_AND_BINDING_COLUMNS]
+                   *PROVENANCE_COLUMNS, "js_heap_bytes_max", "js_heap", "memory_budget_counted_bytes_max",
+                   *RENDER_AND_BINDING_COLUMNS]
 
 #: Columns of ``webgpu-harness app`` cells (empty for workloads): the app, its title, the step
 #: triggers seen, and the page or worker global measured (harness/app_plan.py ``AppCell``).
@@ -85,8 +81,16 @@ class Tables:
 
 
 
+@functools.lru_cache(maxsize=4096)
 def _snake(name: str) -> str:
+    """``sizeBytes`` → ``size_bytes`` (an extra key, once per distinct key: a run repeats them per step)."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+@functools.lru_cache(maxsize=4096)
+def _extra_column(name: str) -> str:
+    """A step's ``extra`` key → its steps.csv column: ``sizeBytes`` → ``extra_size_bytes``."""
+    return f"extra_{_snake(name)}"
 
 
 def build(run_dir: Path) -> Tables:
@@ -99,9 +103,12 @@ def build(run_dir: Path) -> Tables:
     results: dict[str, dict] = {}
     skipped: list[str] = []
     clocks: dict[str, CellClock] = {}
+    keys_of: dict = {}  # cell id → its CELL_KEYS values, made once per cell
     for s in read_samples(run_dir, skipped):
         cell = cells.get(s.get("cell"), {})
-        keys = {k: cell.get(k) for k in CELL_KEYS}
+        keys = keys_of.get(s.get("cell"))
+        if keys is None:
+            keys = keys_of.setdefault(s.get("cell"), {k: cell.get(k) for k in CELL_KEYS})
         kind = s.get("kind")
         clock = clocks.setdefault(keys["cell"], CellClock())
         clock.see(s)
@@ -119,10 +126,17 @@ def build(run_dir: Path) -> Tables:
                    "cpu_ms": s.get("cpu_ms"), "wall_ms": s.get("wall_ms"), "received_s": s.get("received_s"),
                    "_sender": sender(s), "_t_ms": s.get("t_ms")}
             # counters/live are null when the probes were off (--no-probes): left empty, not 0
-            row.update({COUNTER_COLUMNS[k]: v for k, v in (s.get("counters") or {}).items() if k in COUNTER_COLUMNS})
+            counters = s.get("counters") or {}
+            try:  # every key a catalog counter (the usual case): renamed in one pass
+                row.update(zip(map(COUNTER_COLUMNS.__getitem__, counters), counters.values()))
+            except KeyError:  # a sender with counters this harness does not know: those left out
+                row.update({COUNTER_COLUMNS[k]: v for k, v in counters.items() if k in COUNTER_COLUMNS})
             row.update(s.get("live") or {})
-            row.update({k: v for k, v in (s.get("emulation") or {}).items() if k in EMULATION_COLUMNS})
-            row.update({f"extra_{_snake(k)}": v for k, v in (s.get("extra") or {}).items()})
+            if s.get("emulation"):
+                row.update({k: v for k, v in s["emulation"].items() if k in EMULATION_COLUMNS})
+            extra = s.get("extra")
+            if extra:
+                row.update(zip(map(_extra_column, extra), extra.values()))
             step_rows.append(row)
             buffer_rows.extend(counter_tables.buffer_rows(keys["cell"], s))
         elif kind in ("process_memory", "worker_heap"):
@@ -188,7 +202,7 @@ def build(run_dir: Path) -> Tables:
         summary["realms"] = [shares.get(c) or summary.loc[i, "realms"] for i, c in summary["cell"].items()]
     summary["engine"] = [engine_label(results.get(c, {})) for c in summary["cell"]]
     budget = (manifest.get("parameters") or {}).get("memory_budget_bytes")
-    _jetsam(summary, steps, memory, budget)
+    memory_budget_columns(summary, steps, memory, budget)
     buffers = pd.DataFrame(buffer_rows, columns=BUFFER_COLUMNS)
     if len(buffers):  # a step resent after a lost answer: keep one copy, as for steps
         buffers = buffers.drop_duplicates(["cell", "step", "label", "usage"], keep="last").reset_index(drop=True)
@@ -228,7 +242,7 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
             row[f"peak_rss_bytes_{ptype}"] = int(grp["rss_bytes"].max())
             if grp["footprint_bytes"].notna().any():
                 row[f"peak_footprint_bytes_{ptype}"] = int(grp["footprint_bytes"].max())
-        content = _content(memory[memory["cell"] == c["cell"]])
+        content = content_samples(memory[memory["cell"] == c["cell"]])
         row["content_rss_bytes_max"] = int(content["rss_bytes"].max()) if len(content) else None
         row["content_footprint_bytes_max"] = (int(content["footprint_bytes"].max())
                                               if len(content) and content["footprint_bytes"].notna().any() else None)
@@ -287,10 +301,11 @@ def process_type_totals(memory: pd.DataFrame) -> pd.DataFrame:
     if not len(m):
         return pd.DataFrame(columns=["cell", "time_s", "process_type", "rss_bytes", "uss_bytes", "token", "processes",
                                      "footprint_bytes"])
-    return (m.groupby(["cell", "time_s", "process_type"], as_index=False)
-             .agg(rss_bytes=("rss_bytes", "sum"), uss_bytes=("uss_bytes", "sum"), token=("token", "max"),
-                  processes=("pid", "nunique"),
-                  footprint_bytes=("footprint_bytes", lambda v: v.sum(min_count=1))))
+    g = m.groupby(["cell", "time_s", "process_type"])
+    out = g.agg(rss_bytes=("rss_bytes", "sum"), uss_bytes=("uss_bytes", "sum"), token=("token", "max"),
+                processes=("pid", "nunique"))
+    out["footprint_bytes"] = g["footprint_bytes"].sum(min_count=1)  # none sampled: NaN, not 0
+    return out.reset_index()
 
 
 def engine_label(result: dict) -> str | None:
@@ -300,40 +315,6 @@ def engine_label(result: dict) -> str | None:
         return None
     web = versions.get("web") if isinstance(versions, dict) else versions
     return f"onnxruntime-web {web} ({result.get('bundle', '?')} bundle)"
-
-
-def _content(memory: pd.DataFrame) -> pd.DataFrame:
-    """psutil samples of content processes (renderer / WebKitWebProcess / WebContent): the
-    largest single one per sampling round — the process a jetsam limit would kill."""
-    m = memory[memory["source"].isin(PROCESS_SOURCES) & memory["process_type"].isin(CONTENT_PROCESS_TYPES)]
-    return m.groupby(["cell", "time_s"], as_index=False).agg(rss_bytes=("rss_bytes", "max"), token=("token", "max"),
-                                                             footprint_bytes=("footprint_bytes", "max"))
-
-
-def _jetsam(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, budget: int | None) -> None:
-    """Fill ``would_be_killed_at_token``: the first token at which the content process's RSS
-    (measured, psutil; the largest content process) plus the modeled native bytes of live bind groups
-    and of buffers (emulated WebGPU only; buffer bytes less those the emulation holds as JS
-    ArrayBuffers, which the RSS already has) exceeds ``budget`` bytes — iOS killed the page at 2,048 MB in the onnxruntime field report
-    (references.md). The RSS used for a token is the largest sampled while that token was the
-    last one reached."""
-    summary["memory_budget_bytes"] = budget
-    if not budget:
-        return
-    content = _content(memory)
-    killed = []
-    for _, row in summary.iterrows():
-        s = steps[steps["cell"] == row["cell"]].set_index("step")
-        c = content[content["cell"] == row["cell"]].dropna(subset=["token"])
-        # macOS: the physical footprint is what jetsam counts (harness/probe/footprint.py)
-        col = "footprint_bytes" if c["footprint_bytes"].notna().any() else "rss_bytes"
-        rss = c.groupby("token")[col].max().reindex(s.index).ffill().fillna(0) if len(s) else pd.Series(dtype=float)
-        modeled = s["modeled_native_bytes"].fillna(0) if len(s) else pd.Series(dtype=float)
-        if len(s):
-            modeled = modeled + (s["modeled_buffer_bytes"].fillna(0) - s["buffer_contents_js_bytes"].fillna(0)).clip(lower=0)
-        over = (rss + modeled) > budget
-        killed.append(int(over.idxmax()) if len(over) and over.any() else None)
-    summary["would_be_killed_at_token"] = pd.array(killed, dtype="Int64")
 
 
 def _median(df: pd.DataFrame, col: str):

@@ -120,6 +120,14 @@ def test_analysing_half_imports_only_store_from_the_measuring_half():
     assert bad == []
 
 
+def test_statistics_never_import_the_report():
+    # stats/ computes numbers; words and formatting are the report's (harness/report/format.py,
+    # findings.py): the statistics layer imports neither (issue 20, item 7)
+    bad = [(m, i) for m, deps in _graph().items() if _in(m, ("harness.stats",)) for i in deps
+           if _in(i, ("harness.report", "harness.verdicts"))]
+    assert bad == []
+
+
 def test_nothing_imports_the_cli():
     bad = [(m, i) for m, deps in _graph().items() if not _in(m, ("harness.cli", "harness.__main__"))
            for i in deps if _in(i, ("harness.cli",))]

@@ -231,8 +231,9 @@ def print_differences(analysis) -> None:
             name = f"ms per {unit} (ms_per_token)" if d.metric == "ms_per_token" and unit != "token" else d.metric
         else:
             continue
-        mark = "significant" if d.significant else ("no interval" if d.significant is None else "not significant")
-        say(f"  {d.b} vs {d.a}: {name} {diff(d)} ({mark})")
+        # significant / not significant; what is missing for either is in diff(d) (Difference.evidence)
+        mark = f" ({d.verdict})" if d.significant is not None else ""
+        say(f"  {d.b} vs {d.a}: {name} {diff(d)}{mark}")
 
 
 def _pooled_sizes(analysis, d) -> bool:

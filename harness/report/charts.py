@@ -1,6 +1,6 @@
 """The report's core charts, as plotly figure dicts: per-token series from the tables with the CI
 bands the statistics computed (harness/stats/bands.py), and the engines-side-by-side small
-multiples (numbers: harness/stats/engines.py). Workload sections' charts:
+multiples (numbers: harness/report/engines.py). Workload sections' charts:
 harness/report/workload_charts.py.
 
 Trace names are short (``fresh · chromium``; workload, profile or machine added only when they
@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 
 from harness.report import format as F
 from harness.report import reduce as R
-from harness.stats.finding import NOT_TOKENS, time_flags
+from harness.report.finding import NOT_TOKENS, time_flags
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 #: Legend above the plot, in rows, small: it never squeezes the plot or runs past the page.

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from harness.stats.provenance import DRIVEN_BY, provenance  # noqa: F401 (where a number came from, in words)
+
 MISSING = "—"
 _BINARY = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 
@@ -61,7 +63,8 @@ def mib(v: Any) -> str:
 def estimate(e: Any) -> str:
     """``9.28 [8.50, 12.0]``: point estimate and 95% CI of a
     :class:`harness.stats.run.Estimate` (or its dict); the point alone without a CI or when every
-    sample was equal (``exact``)."""
+    sample was equal (``exact``); what is missing (``too few samples (n=4; needs 10)``) where too
+    few points gave no slope or interval."""
     if e is None:
         return MISSING
     d = e.to_dict() if hasattr(e, "to_dict") else e
@@ -70,6 +73,9 @@ def estimate(e: Any) -> str:
           else f" [{value(d['ci_low'], unit)}, {value(d['ci_high'], unit)}]")
     if d.get("ci_method") == "n=1: no interval":
         ci = " (n=1: no interval)"
+    how = str(d.get("ci_method") or "")
+    if how.startswith("too few"):  # what is missing, said instead of a slope or an interval
+        return how if missing(d.get("value")) else f"{value(d.get('value'), unit)} ({how}: no interval)"
     return f"{value(d.get('value'), unit)}{ci}"
 
 
@@ -80,7 +86,10 @@ def signed(v: float, unit: str = "") -> str:
 
 def diff(d: Any) -> str:
     """``-1.11 ms [-3.24, +1.96] (-10.7% [-26.3%, +18.8%])`` for a
-    :class:`harness.stats.run.Difference`; no interval when it is a point (every sample equal)."""
+    :class:`harness.stats.run.Difference`; no interval when it is a point (every sample equal).
+    What its significance rests on follows where that is not the interval itself: the interval
+    across repetitions of a measured quantity, or what is missing (``(1 repetition: within-run
+    only)``)."""
     if d.diff is None:
         return MISSING
     ci = "" if d.diff_low is None or d.diff_low == d.diff_high else f" [{signed(d.diff_low, d.unit)}, {signed(d.diff_high, d.unit)}]"
@@ -91,50 +100,17 @@ def diff(d: Any) -> str:
         rel = f" ({d.rel * 100:+.1f}%{rci})"
     unit = "" if "bytes" in d.unit or not d.unit else f" {d.unit}"  # bytes: signed() wrote B/KiB/MiB
     note = " (n=1: no interval)" if d.ci_method == "n=1: no interval" else ""
+    evidence = getattr(d, "evidence", "") or ""
+    if getattr(d, "reps_low", None) is not None:  # a measured quantity: what its significance rests on
+        note = f" (across {d.reps_a} + {d.reps_b} repetitions: [{signed(d.reps_low, d.unit)}, {signed(d.reps_high, d.unit)}])"
+    elif d.significant is None and evidence and evidence != "n=1: no interval":
+        note = f" ({evidence})"
     return f"{signed(d.diff, d.unit)}{unit}{ci}{rel}{note}"
 
 
 def interval(lo: Any, hi: Any, unit: str = "") -> str:
     """`` [lo, hi]`` (leading space), or empty when there is no interval or it is a point."""
     return "" if missing(lo) or lo == hi else f" [{value(lo, unit)}, {value(hi, unit)}]"
-
-
-def provenance(row: Any) -> str:
-    """Where a number came from: ``chromium 156 · google swiftshader · real WebGPU`` (a summary
-    row or manifest cell: browser, browser_version, adapter, webgpu, machine when merged)."""
-    def known(v) -> bool:
-        return not missing(v) and str(v) != ""
-
-    version = str(row.get("browser_version")) if known(row.get("browser_version")) else ""
-    if row.get("browser") == "chromium":
-        version = version.split(".")[0]
-    webgpu = row.get("webgpu") if known(row.get("webgpu")) else "?"
-    label = "emulated WebGPU (modeled native memory)" if webgpu == "emulated" else f"{webgpu} WebGPU"
-    adapter = row.get("adapter") if known(row.get("adapter")) else "no adapter"
-    machine = f"{row.get('machine')}: " if known(row.get("machine")) else ""  # merged runs
-    # a browser not launched here: where it ran and how it was reached (manifest cell driver/platform)
-    driver = str(row.get("driver")) if known(row.get("driver")) else ""
-    remote = driver.endswith("-remote") or driver == "manual"
-    where = (" · " + " ".join(x for x in (str(row.get("platform")) if known(row.get("platform")) else "",
-                                           DRIVEN_BY.get(driver, driver)) if x)) if remote else ""
-    name = str(row.get("browser"))
-    if name in NOT_A_BROWSER:  # native engines: said wherever a number of theirs is shown
-        name = f"{name} ({NOT_A_BROWSER[name]})"
-    return f"{machine}{name} {version} · {adapter} · {label}{where}"
-
-
-#: Engines measured outside any browser (manifest cell ``browser``), in words: harness/drive/dawn.py
-#: (``LABEL``) and harness/native/run.py (wgpu-native through wgpu-py).
-NOT_A_BROWSER = {"dawn": "native Dawn (Node), not a browser", "native-wgpu": "native wgpu-native (Python), not a browser"}
-
-
-#: How a cell's browser was driven (manifest cell ``driver``), in words.
-DRIVEN_BY = {"webdriver-remote": "via remote WebDriver", "playwright-remote": "via a Playwright server",
-             "cdp-remote": "via DevTools (CDP)", "manual": "opened by hand (serve)",
-             "playwright": "launched by Playwright", "playwright-chrome": "launched by Playwright (chrome channel)",
-             "selenium-webkitgtk": "launched by WebKitWebDriver", "selenium-safari": "launched by safaridriver",
-             "playwright-webkit": "launched by Playwright (WebKit)",
-             "node-dawn": "native Dawn (Node), not a browser: one Node process per cell (web/dawn/host.js)"}
 
 
 def driven_by(row: Any) -> str:

@@ -27,7 +27,7 @@ import plotly.graph_objects as go
 from harness import locations
 from harness.report import format as F
 from harness.report.charts import _LAYOUT, COLORS, fig_dict
-from harness.stats.finding import PROCESS_ROLES
+from harness.report.finding import PROCESS_ROLES
 
 #: Headline metrics of a configuration in the index and its trend charts: (label, metric or
 #: ``role:<role>`` for that role's ``rss_growth_bytes_per_token_<type>``).

@@ -24,7 +24,7 @@ from harness.report import format as F
 from harness.report.charts import Names
 from harness.report.sections import SECTIONS
 from harness.report.workload_charts import dispatch_label
-from harness.stats.finding import quantity
+from harness.report.finding import quantity
 
 TEMPLATES = locations.templates_dir()
 #: Trace types of plotly.js's "basic" bundle (``plotly.js-basic-dist-min``, pinned in package.json:

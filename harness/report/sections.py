@@ -17,7 +17,7 @@ from typing import Any, Callable
 from harness.report import charts, workload_charts
 from harness.report import format as F
 from harness.report.charts import Names
-from harness.stats.finding import NOT_TOKENS
+from harness.report.finding import NOT_TOKENS
 from harness.stats.metrics import HEADLINE
 from harness.stats.workloads.cycles import FIGURE_NAMES
 from harness.tables import STEP_UNITS
@@ -56,7 +56,7 @@ def findings_context(analysis, names: Names) -> dict | None:
 
 
 def engines_context(analysis, names: Names) -> dict | None:
-    """Context of engines.j2: harness/stats/engines.py's numbers (None: no memory series)."""
+    """Context of engines.j2: harness/report/engines.py's numbers (None: no memory series)."""
     return None if not analysis.engines else {"n": analysis.engines}
 
 

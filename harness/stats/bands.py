@@ -69,9 +69,9 @@ def chart_bands(run: RunStats, column: str) -> list[Band]:
         icpt = None
         if e is not None and e.value is not None and e.kind == "slope":
             # the growth line goes through the floors it was fitted to (harness/stats/memory.py)
-            pts = [floor_points(c, growth_series(metric) or "", run.warmup)[:2] for c in cells]
-            xv = np.concatenate([p[0] for p in pts]) if pts else np.array([])
-            ys = np.concatenate([p[1] for p in pts]) if pts else np.array([])
+            pts = [floor_points(c, growth_series(metric) or "", run.warmup) for c in cells]
+            xv = np.concatenate([p.x for p in pts]) if pts else np.array([])
+            ys = np.concatenate([p.y for p in pts]) if pts else np.array([])
             icpt = float(np.median(ys - e.value * xv)) if len(xv) else None
             if icpt is None:
                 e = None

@@ -35,28 +35,33 @@ class GroupKey:
     machine: str = ""
     #: the swept parameters' values (``--param KEY=A,B,C``) as ``key=value,...``; "" without a sweep
     sweep: str = ""
+    #: the steps of one value of a list parameter (:func:`list_split`), ``size_bytes=256``: the
+    #: per-step metrics of such a group are never pooled across the list's values; "" for whole cells
+    part: str = ""
 
     @property
     def label(self) -> str:
         """``chromium/decode-loop/fresh@tiny`` (``machine:`` prefix when merged, ``[key=value]``
-        suffix for a sweep point)."""
+        suffix for a sweep point, another for a list value's steps)."""
         base = f"{self.browser}/{self.workload}/{self.variant}@{self.profile}"
         base += f"[{self.sweep}]" if self.sweep else ""
+        base += f"[{self.part}]" if self.part else ""
         return f"{self.machine}:{base}" if self.machine else base
 
     def with_variant(self, variant: str) -> "GroupKey":
         """The same key with another variant (a budget's reference)."""
-        return GroupKey(self.browser, self.workload, variant, self.profile, self.params, self.machine, self.sweep)
+        return GroupKey(self.browser, self.workload, variant, self.profile, self.params, self.machine, self.sweep,
+                        self.part)
 
     @property
     def family(self) -> tuple:
         """Everything but the variant: cells whose variants are compared with each other."""
-        return (self.machine, self.browser, self.workload, self.profile, self.params)
+        return (self.machine, self.browser, self.workload, self.profile, self.params, self.part)
 
     @property
     def sweep_family(self) -> tuple:
         """Everything but the parameters: the points of a sweep, compared with each other."""
-        return (self.machine, self.browser, self.workload, self.variant, self.profile)
+        return (self.machine, self.browser, self.workload, self.variant, self.profile, self.part)
 
 
 @dataclass
@@ -75,6 +80,9 @@ class CellData:
     #: done_s)`` each: the last step the harness had seen when it asked, when it asked and when
     #: the engine said the collection was done (harness/stats/memory.py places them)
     gc_forced: list = field(default_factory=list)
+    #: what is derived from this cell's rows, computed once (token values per metric and
+    #: warm-up, its sampling rounds, its memory analysis: harness/stats/memory.py ``memory_of``)
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 def group_key(cell: dict) -> GroupKey:
@@ -110,6 +118,48 @@ def cells_of(tables) -> list[CellData]:
     return out
 
 
+def _item(v) -> str:
+    """A list item or a step's value as text (``256.0`` → ``256``)."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip()
+
+
+def list_split(params: dict, steps: pd.DataFrame) -> str | None:
+    """The steps.csv column that carries, step by step, the value of one of a cell's ``list``
+    parameters (a comma-separated value of two items or more, e.g. upload's ``sizes=256,4194304``
+    and ``extra_size_bytes``): an ``extra_*`` column whose values are two or more of the items;
+    None without one (a column named after the parameter first: ``sizes`` → ``extra_size_*``).
+    Such a cell's per-step metrics are estimated per value, never pooled."""
+    lists = [(name, {_item(x) for x in (v if isinstance(v, list) else str(v).split(","))})
+             for name, v in (params or {}).items() if isinstance(v, list) or (isinstance(v, str) and "," in v)]
+    lists = [(name, items) for name, items in lists if len(items) >= 2]
+    if not lists or not len(steps):
+        return None
+    for name, items in lists:
+        stem = name.rstrip("s")  # sizes → size: extra_size_bytes before extra_expected_write_buffer_bytes
+        cols = sorted((c for c in steps.columns if c.startswith("extra_")),
+                      key=lambda c: (not c[len("extra_"):].startswith(stem), c))
+        for col in cols:
+            values = {_item(v) for v in steps[col].dropna().unique()}
+            if len(values) >= 2 and values <= items:
+                return col
+    return None
+
+
+def parts_of(cell: CellData, column: str) -> list[CellData]:
+    """One view of ``cell`` per value of ``column`` (:func:`list_split`): the same cell id and
+    status, only that value's steps, no memory rows, the key's ``part`` naming the value."""
+    out = []
+    for value in sorted(cell.steps[column].dropna().unique(), key=lambda v: (isinstance(v, str), v)):
+        part = f"{column[len('extra_'):]}={_item(value)}"
+        key = GroupKey(cell.key.browser, cell.key.workload, cell.key.variant, cell.key.profile, cell.key.params,
+                       cell.key.machine, cell.key.sweep, part)
+        out.append(CellData(cell.cell, key, cell.repetition, cell.status, cell.reason, cell.env,
+                            cell.steps[cell.steps[column] == value], cell.memory.iloc[0:0]))
+    return out
+
+
 def groups_of(cells: Iterable[CellData]) -> dict[GroupKey, list[CellData]]:
     """Cells by group, in first-seen order (the plan's order)."""
     out: dict[GroupKey, list[CellData]] = {}
@@ -126,7 +176,15 @@ def token_values(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> n
     """Per-token values (float array, shape (tokens - warmup,)) of a ``token`` metric;
     ``us_per_dispatch_<method>``: that dispatch-overhead method's µs per dispatch, one per round
     after round 0 (the warm-up of that workload is its first round, not its first step);
-    ``sync_us_<method>``: µs of each timed sync of that sync-latency method (:func:`sync_samples`)."""
+    ``sync_us_<method>``: µs of each timed sync of that sync-latency method (:func:`sync_samples`).
+    Computed once per cell, metric and warm-up (the array is shared: do not modify it)."""
+    key = ("token_values", metric, warmup)
+    if key not in cell.cache:
+        cell.cache[key] = _token_values(cell, metric, warmup)
+    return cell.cache[key]
+
+
+def _token_values(cell: CellData, metric: str, warmup: int) -> np.ndarray:
     s = cell.steps
     if metric.startswith("sync_us_"):  # one sync-latency method: every timed iteration, rounds after round 0
         return sync_samples(s, metric[len("sync_us_"):])
@@ -159,33 +217,40 @@ def sync_samples(steps: pd.DataFrame, method: str) -> np.ndarray:
 
 def _memory_rounds(mem: pd.DataFrame) -> pd.DataFrame:
     """psutil samples → one row per sampling round: columns ``token``, ``time_s`` and one total
-    RSS column per process type plus ``all``. A round ends when a pid is seen again."""
-    rows: list[dict] = []
+    RSS column per process type plus ``all``. A round ends when a pid is seen again (the first
+    sample of a pid already in the current round starts the next round)."""
+    if not len(mem):
+        return pd.DataFrame()
+    pids = mem["pid"].to_numpy()
+    rounds = np.zeros(len(pids), dtype=np.int64)
     seen: set = set()
-    cur: dict = {}
-    for r in mem.itertuples(index=False):
-        if r.pid in seen:
-            rows.append(cur)
-            seen, cur = set(), {}
-        seen.add(r.pid)
-        cur.setdefault("token", r.token)
-        cur.setdefault("time_s", r.time_s)
-        cur[r.process_type] = cur.get(r.process_type, 0.0) + float(r.rss_bytes)
-        cur["all"] = cur.get("all", 0.0) + float(r.rss_bytes)
-    if cur:
-        rows.append(cur)
-    return pd.DataFrame(rows)
+    r = 0
+    for i, pid in enumerate(pids.tolist()):  # the one sequential rule; the sums below are vectorised
+        if pid in seen:
+            r += 1
+            seen = set()
+        seen.add(pid)
+        rounds[i] = r
+    m = pd.DataFrame({"round": rounds, "process_type": mem["process_type"].to_numpy(),
+                      "rss": mem["rss_bytes"].astype(float).to_numpy(), "token": mem["token"].to_numpy(),
+                      "time_s": mem["time_s"].to_numpy()})
+    first = m.drop_duplicates("round").set_index("round")[["token", "time_s"]]  # the round's first sample
+    per_type = m.pivot_table(index="round", columns="process_type", values="rss", aggfunc="sum", sort=False)
+    out = pd.concat([first, per_type], axis=1)
+    out["all"] = m.groupby("round", sort=True)["rss"].sum()
+    order = [c for c in dict.fromkeys(m["process_type"]) if c in per_type.columns]  # first seen, "all" second
+    return out[["token", "time_s", *order[:1], "all", *order[1:]]].reset_index(drop=True)
 
 
 def rss_rounds(cell: CellData) -> pd.DataFrame:
     """A cell's psutil samples as sampling rounds (:func:`_memory_rounds`); RSS 0 (an exiting
-    process) is not a sample."""
-    mem = cell.memory
-    if not len(mem):
-        return pd.DataFrame()
-    # psutil samples, and on macOS footprint samples (which carry RSS too)
-    return _memory_rounds(mem[mem["source"].isin(("psutil", "footprint")) & mem["rss_bytes"].notna()
-                              & (mem["rss_bytes"] > 0)])
+    process) is not a sample. Computed once per cell (shared: do not modify it)."""
+    if "rss_rounds" not in cell.cache:
+        mem = cell.memory
+        # psutil samples, and on macOS footprint samples (which carry RSS too)
+        cell.cache["rss_rounds"] = pd.DataFrame() if not len(mem) else _memory_rounds(
+            mem[mem["source"].isin(("psutil", "footprint")) & mem["rss_bytes"].notna() & (mem["rss_bytes"] > 0)])
+    return cell.cache["rss_rounds"]
 
 
 def cell_value(cell: CellData, metric: str, warmup: int = DEFAULT_WARMUP) -> float | None:

@@ -1,154 +1,113 @@
-"""Memory-like series of a cell classified as *bounded*, *growing until collected* or *retained
-growth*, from their floors after each collection (analysing half; no browser).
+"""The one memory analysis: every memory-like series of a cell, its collections (GC events), its
+floors and its class — *flat*, *bounded*, *growing until collected* or *retained growth* — with
+the evidence each needs (analysing half; no browser). Every workload's memory numbers (the
+memory section, retention, gc-retention, growth slopes, budgets' projections) come from
+:func:`memory_of`, computed once per cell.
 
-Series (one per cell, each reduced to one value per token: the last one seen in that token):
-live GPUBindGroup and GPUBuffer wrappers and live buffer bytes (steps.csv, the worker's
-FinalizationRegistry probe), the emulation's modeled native bytes of bind groups and of buffers
-(steps.csv, emulated WebGPU only), RSS per process type summed per sampling round (memory.csv,
-psutil) and the worker's JS heap (memory.csv, CDP).
+Series (one per cell, one value per position — the last one seen there — positions ≥ the
+warm-up): from steps.csv, exact counts of the worker's FinalizationRegistry probe (live
+GPUBindGroup wrappers, GPUBuffer wrappers not yet collected, GPUBuffers not destroyed, buffer
+bytes not destroyed) and the emulation's modeled native bytes (emulated WebGPU only); from
+memory.csv, measured: RSS per process type summed per sampling round and the worker's JS heap.
 
-A *collection event* is a token in which the worker saw the engine's GC collect wrappers
-(``bind_groups_collected`` or ``buffers_collected`` rose) or in which a forced collection
-(``--gc-checkpoints N``: ``gc_checkpoint`` samples, Chromium only) landed: a token with
-collected wrappers among the steps received between the request and two steps after the
-engine's answer (the collection runs when the worker takes the request, and the answer comes
-later), else — nothing of ours was collectable — the first step received after the answer. A *floor* is a series' value
-at a collection event: what survived that collection. The *floor slope* (Theil–Sen over the
-floors, Sen's 95% CI with three floors or more) is what "memory grows" means; a line through a
-sawtooth is not.
+*Collections of the worker* (:func:`collection_tokens`, :func:`collections`): steps in which it saw
+the engine's GC collect wrappers (``bind_groups_collected`` or ``buffers_collected`` rose) —
+the GC events of the retention and gc-retention sections and of GC vs latency. *Forced
+collections* (``--gc-checkpoints N``, Chromium only, :func:`forced_tokens`): placed on the step
+in which they collected wrappers of ours, else on the first step received after the engine's
+answer.
 
-Classes (:func:`classify`)::
-
-    value
-      |        /|        /|        /|      bounded: floors flat (the collections bring it back),
-      |      /  |      /  |      /  |      or the series never rose; report the max and events
-      |    /    |    /    |    /    |
-      |  /      |  /      |  /      |      retained growth: the floors rise (a leak): significant
-      |/________|/________|/________|___   floor slope, and the floors' rise over their span is
-                ^         ^         ^      more than one token's growth (where in a token a
-            collection events (floors)     collection lands moves a floor by up to that much)
-
-    growing until collected: fewer than two floors (no collection seen, or one) while the series
-    rises: its rate between collections is the growth, and nothing in the run tells whether a
-    collection would bring it back; or floors that rose and then came back to the first floor
-    (within one token's growth): growth that a later, larger collection frees.
-
-The *rate between collections* is the Theil–Sen slope within the stretches between collection
-events (pairs of tokens in one stretch only: the drops taken out). Projections to a memory budget (:func:`projection`) use the floor slope for
-retained growth and the rate between collections for growing-until-collected series, and are
-not made for bounded ones.
+Each series' own drops, its floors (its minimum after each drop) and its class come from
+harness/stats/floors.py (:func:`harness.stats.floors.classify`); floors are never read at
+another series' collections. Projections to a memory budget (:func:`projection`) are made
+only for the series the budget measures (content process RSS, modeled native bytes:
+:func:`budgeted`), from the floor slope of retained growth or the rate of a growing series.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from harness.stats.cells import rss_rounds
-from harness.stats.estimators import stratified_theil_sen, theil_sen
+from harness.stats.floors import (FIT_POINTS, KINDS, MIN_FLOORS, MIN_POINTS, MemoryClass, classify,  # noqa: F401
+                                  drops, fit_strata, floor_slope, floors_of, noise, per_token, segment_rate,
+                                  segments, thin, too_few)
+from harness.tables import CONTENT_PROCESS_TYPES
 
-#: Series from steps.csv: name → (column, unit, label).
-STEP_SERIES: dict[str, tuple[str, str, str]] = {
-    "bind_groups_live": ("bind_groups_live", "bind groups", "live GPUBindGroup wrappers"),
-    "buffers_live": ("buffers_live", "buffers", "live GPUBuffer wrappers"),
-    "buffer_bytes_live": ("buffer_bytes_live", "bytes", "live buffer bytes (created − destroyed − collected)"),
-    "modeled_native_bytes": ("modeled_native_bytes", "bytes", "modeled native bytes of bind groups (emulated)"),
-    "modeled_buffer_bytes": ("modeled_buffer_bytes", "bytes", "modeled native bytes of buffers (emulated)"),
+#: Series from steps.csv: name → (column, unit, label, own collected counter or None). Exact
+#: counts (or modeled bytes): any fall is a drop.
+STEP_SERIES: dict[str, tuple[str, str, str, str | None]] = {
+    "bind_groups_live": ("bind_groups_live", "bind groups", "live GPUBindGroup wrappers (created − collected)",
+                         "bind_groups_collected"),
+    "buffers_live": ("buffers_live", "buffers", "GPUBuffer wrappers not yet collected (destroyed ones included)",
+                     "buffers_collected"),
+    "buffers_not_destroyed": ("buffers_not_destroyed", "buffers",
+                              "GPUBuffers not destroyed (created − destroyed − collected before destroy)", None),
+    "buffer_bytes_live": ("buffer_bytes_live", "bytes", "buffer bytes not destroyed (created − destroyed − collected)",
+                          None),
+    "modeled_native_bytes": ("modeled_native_bytes", "bytes", "modeled native bytes of bind groups (emulated)", None),
+    "modeled_buffer_bytes": ("modeled_buffer_bytes", "bytes", "modeled native bytes of buffers (emulated)", None),
 }
 #: steps.csv columns whose rise is a collection the worker saw (FinalizationRegistry).
 COLLECTED_COLUMNS = ("bind_groups_collected", "buffers_collected")
-KINDS = ("bounded", "growing-until-collected", "retained-growth")
 
 
 @dataclass
-class MemoryClass:
-    """One series of one cell, classified. ``events``: collection event tokens (``forced``: those
-    from --gc-checkpoints); ``floors``: ``[token, value]`` at each event; ``floor_slope`` with its
-    95% CI (units per token; CI ``None`` with fewer than 3 floors); ``rate``: mean change per
-    token on tokens without a collection; ``series_slope``: Theil–Sen slope through every point
-    (shown for contrast, never called growth); ``reason``: the class in words."""
+class Series:
+    """One memory-like series of a cell: positions ``t`` (tokens), values ``y``, whether the
+    values are exact counts (any fall is a drop) and the positions where its own collected
+    counter rose (``collected``)."""
 
-    cell: str
-    series: str
+    name: str
     label: str
     unit: str
-    kind: str
-    points: int
-    first: float
-    last: float
-    max: float
-    events: list[int] = field(default_factory=list)
-    forced: list[int] = field(default_factory=list)
-    floors: list[list[float]] = field(default_factory=list)
-    floor_slope: float | None = None
-    floor_low: float | None = None
-    floor_high: float | None = None
-    rate: float | None = None
-    series_slope: float | None = None
-    reason: str = ""
-
-    def to_dict(self) -> dict:
-        """JSON-ready dict (non-finite numbers as None)."""
-        def clean(v):
-            if isinstance(v, (float, np.floating)):
-                return float(v) if np.isfinite(v) else None
-            return [clean(x) for x in v] if isinstance(v, list) else v
-
-        return {k: clean(v) for k, v in asdict(self).items()}
-
-    @property
-    def growth(self) -> tuple[float | None, str]:
-        """(bytes or objects per token, which slope) a projection uses: the floor slope for retained
-        growth, the rate between collections for growing-until-collected, (None, why) for bounded."""
-        if self.kind == "retained-growth":
-            return self.floor_slope, "floor slope"
-        if self.kind == "growing-until-collected":
-            return self.rate, "rate between collections"
-        return None, "bounded: not projected"
+    t: np.ndarray
+    y: np.ndarray
+    exact: bool
+    collected: list[float] = field(default_factory=list)
 
 
-def per_token(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One value per token (the last one seen in it), tokens ascending."""
-    if not len(t):
-        return t, y
-    s = pd.Series(y, index=t.astype(int))
-    s = s[~s.index.duplicated(keep="last")].sort_index()
-    return s.index.to_numpy(float), s.to_numpy(float)
+@dataclass
+class CellMemory:
+    """Everything memory of one cell, computed once (:func:`memory_of`): the worker's collection
+    steps (``natural``; ``bind_groups``: bind groups collected per step where any were), where
+    forced collections landed (``forced``), every series and its class."""
+
+    cell: str
+    natural: list[int]
+    forced: list[int]
+    bind_groups: pd.Series
+    series: dict[str, Series]
+    classes: dict[str, MemoryClass]
+
+
+def collections(steps: pd.DataFrame, column: str = "bind_groups_collected") -> pd.Series:
+    """Wrappers collected per step, for the steps in which any were (a collection the worker
+    saw): a Series indexed like ``steps`` (one cell's steps.csv rows, ordered by step); empty
+    without the column. Collections during the first step count as an event of that step."""
+    if column not in steps or not steps[column].notna().any():
+        return pd.Series(dtype=float)
+    collected = steps[column].astype(float)
+    rose = collected.diff()
+    if len(rose):
+        rose.iloc[0] = collected.iloc[0]
+    return rose[rose > 0]
 
 
 def collection_tokens(steps: pd.DataFrame) -> list[int]:
-    """Tokens of a cell's steps (ordered by step) in which the worker saw wrappers collected."""
+    """Steps of a cell (ordered by step) in which the worker saw wrappers collected."""
     out: set[int] = set()
     for col in COLLECTED_COLUMNS:
-        if col in steps and steps[col].notna().any():
-            v = steps[col].astype(float)
-            rose = v.diff()
-            if len(rose):
-                rose.iloc[0] = v.iloc[0]
-            out |= {int(s) for s in steps.loc[rose > 0, "step"]}
+        rose = collections(steps, col)
+        out |= {int(s) for s in steps.loc[rose.index, "step"]}
     return sorted(out)
 
 
-def segments(t: np.ndarray, y: np.ndarray, events: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The stretches of a series between collection events (an event's token starts the next
-    one): ``[(tokens, values), ...]``, the drops at collections between them."""
-    t, y = np.asarray(t, float), np.asarray(y, float)
-    seg = np.searchsorted(np.asarray(sorted(events), float), t, side="right")
-    return [(t[seg == k], y[seg == k]) for k in np.unique(seg)]
-
-
-def segment_rate(t: np.ndarray, y: np.ndarray, events: list[int]) -> float | None:
-    """Rate between collections (units per token): the Theil–Sen slope within the stretches
-    between collection events (:func:`harness.stats.estimators.stratified_theil_sen`; the same
-    number a growth metric fits to a cell with fewer than two collections); None without a
-    stretch of two tokens."""
-    return stratified_theil_sen(segments(t, y, events))[0]
-
-
 def forced_tokens(steps: pd.DataFrame, forced: list, natural: list[int]) -> list[int]:
-    """Tokens in which forced collections landed (see the module docstring). ``forced``:
+    """Steps in which forced collections landed (see the module docstring). ``forced``:
     ``(token, asked_s, done_s)`` of ``gc_checkpoint`` samples; ``natural``: :func:`collection_tokens`."""
     out = set()
     if not len(steps) or "received_s" not in steps:
@@ -167,95 +126,24 @@ def forced_tokens(steps: pd.DataFrame, forced: list, natural: list[int]) -> list
     return sorted(out)
 
 
-def classify(cell: str, series: str, label: str, unit: str, t: np.ndarray, y: np.ndarray,
-             events: list[int], forced: list[int] = ()) -> MemoryClass | None:
-    """:class:`MemoryClass` of one series (``t`` tokens, ``y`` values; any order, several per
-    token allowed), or None with fewer than 3 tokens. ``events``/``forced``: collection event
-    tokens (see the module docstring)."""
-    ok = np.isfinite(t) & np.isfinite(y)
-    t, y = per_token(np.asarray(t, float)[ok], np.asarray(y, float)[ok])
-    if len(t) < 3:
-        return None
-    lo_t, hi_t = t[0], t[-1]
-    forced = sorted({int(f) for f in forced if lo_t <= f <= hi_t})
-    ev = sorted({int(e) for e in events if lo_t <= e <= hi_t} | set(forced))
-    at = pd.Series(y, index=t)
-    floors: list[list[float]] = []
-    for e in ev:
-        later = at[at.index >= e]
-        if len(later) and (not floors or later.index[0] > floors[-1][0]):
-            floors.append([float(later.index[0]), float(later.iloc[0])])
-    rate = segment_rate(t, y, ev)
-    s_slope, s_lo, _, _ = theil_sen(t, y)
-    mc = MemoryClass(cell, series, label, unit, "bounded", int(len(t)), float(y[0]), float(y[-1]), float(y.max()),
-                     ev, forced, floors, rate=rate, series_slope=s_slope)
-    if y.max() <= y[0]:
-        mc.floor_slope, mc.floor_low, mc.floor_high = 0.0, 0.0, 0.0
-        mc.reason = "never rose above its first value after warm-up"
-        return mc
-    if len(floors) >= 2:
-        fx = np.array([f[0] for f in floors])
-        fy = np.array([f[1] for f in floors])
-        mc.floor_slope, mc.floor_low, mc.floor_high = floor_slope(fx, fy, rate)
-        slope = mc.floor_slope
-        one_token = max(rate or 0.0, 0.0)
-        came_back = fy[-1] <= fy[0] + one_token and fy.max() > fy[0] + one_token
-        if mc.floor_low is not None and mc.floor_low > 0 and not came_back:
-            mc.kind = "retained-growth"
-            mc.reason = (f"the floor after each of {len(floors)} collections rises ({slope * (fx[-1] - fx[0]):.4g} {unit} "
-                         f"over {fx[-1] - fx[0]:.0f} tokens): what the collections leave grows")
-        elif came_back:
-            mc.kind = "growing-until-collected"
-            back = next(int(x) for x, y in zip(fx, fy) if x > fx[int(np.argmax(fy))] and y <= fy[0] + one_token)
-            mc.reason = (f"the floor rose to {fy.max():.4g} {unit} over {len(floors)} collections, then the collection "
-                         f"at token {back} brought it back to {fy[-1]:.4g}: growth that a later collection frees")
-        else:
-            mc.reason = (f"{len(floors)} collections bring it back to a flat floor (floor slope {slope:.4g} {unit}/token, "
-                         f"95% CI includes 0); max {mc.max:.4g}")
-        return mc
-    rising = (rate or 0) > 0 and (bool(floors) or (s_slope is not None and s_slope > 0 and (s_lo is None or s_lo > 0)))
-    if rising:
-        mc.kind = "growing-until-collected"
-        mc.reason = (("no collection seen" if not floors else "one collection seen") +
-                     f" in {len(t)} tokens while it rose {rate:.4g} {unit}/token between collections; "
-                     "whether collections would bring it back is not known (--gc-checkpoints N forces some)")
-        return mc
-    mc.reason = "does not rise (series slope's CI includes 0) and no floors to compare"
-    return mc
-
-
-def floor_slope(fx: np.ndarray, fy: np.ndarray, rate: float | None
-                ) -> tuple[float | None, float | None, float | None]:
-    """(slope, low, high) of floors at tokens ``fx``: Theil–Sen with Sen's 95% CI (two points:
-    their slope, no CI unless ``rate`` is given), the interval widened to at least ± one token's growth (``rate``, units per
-    token) over the floors' span, because where in a token a collection lands moves a floor by
-    up to that much. ``(None, None, None)`` with fewer than 2 floors or a zero span."""
-    fx, fy = np.asarray(fx, float), np.asarray(fy, float)
-    if len(fx) < 2 or fx.max() == fx.min():  # rate None: points that are not floors, nothing to widen
-        return None, None, None
-    if len(fx) >= 3:
-        slope, lo, hi, _ = theil_sen(fx, fy)
-    else:
-        slope, lo, hi = float((fy[-1] - fy[0]) / (fx[-1] - fx[0])), None, None
-    if slope is None or rate is None:
-        return slope, lo, hi
-    res = max(rate or 0.0, 0.0) / (fx.max() - fx.min())
-    lo = slope - res if lo is None else min(lo, slope - res)
-    hi = slope + res if hi is None else max(hi, slope + res)
-    return slope, lo, hi
+def budgeted(series: str) -> bool:
+    """Whether a memory budget counts this series: the content process's RSS and the modeled
+    native bytes (summary.csv ``would_be_killed_at_token``, harness/tables.py)."""
+    return series in ("modeled_native_bytes", "modeled_buffer_bytes") or series in {
+        f"rss_bytes_{p}" for p in CONTENT_PROCESS_TYPES}
 
 
 def projection(mc: MemoryClass, budget_bytes: float | None) -> dict:
-    """Tokens until a byte series reaches ``budget_bytes`` from its last value at its growth
-    (:attr:`MemoryClass.growth`): ``{"tokens", "slope", "which", "budget_bytes", "why"}``;
-    ``tokens`` None with ``why`` when not projected (no budget, not bytes, bounded, not growing,
-    already over)."""
+    """Tokens until a budgeted byte series (:func:`budgeted`) reaches ``budget_bytes`` from its
+    last value at its growth (:attr:`MemoryClass.growth`): ``{"tokens", "slope", "which",
+    "budget_bytes", "why"}``; ``tokens`` None with ``why`` when not projected (no budget, not
+    what the budget counts, not growing, already over)."""
     slope, which = mc.growth
     out = {"tokens": None, "slope": slope, "which": which, "budget_bytes": budget_bytes, "why": ""}
     if not budget_bytes:
         out["why"] = "no --memory-budget given"
-    elif "bytes" not in mc.unit:
-        out["why"] = "not bytes"
+    elif "bytes" not in mc.unit or not budgeted(mc.series):
+        out["why"] = "not what a memory budget counts"
     elif slope is None:
         out["why"] = which
     elif slope <= 0:
@@ -267,73 +155,142 @@ def projection(mc: MemoryClass, budget_bytes: float | None) -> dict:
     return out
 
 
-def series_of(cell, warmup: int = 1) -> dict[str, tuple[str, str, np.ndarray, np.ndarray]]:
-    """Every memory-like series of a :class:`harness.stats.cells.CellData` with data, tokens ≥
-    ``warmup``: name → (label, unit, tokens, values). RSS series are ``rss_bytes_<process type>``
-    and ``rss_bytes_all``; the JS heap ``js_heap_bytes``."""
+def _step_series(cell, warmup: int) -> dict[str, Series]:
     out = {}
     s = cell.steps
-    for name, (col, unit, label) in STEP_SERIES.items():
+    for name, (col, unit, label, counter) in STEP_SERIES.items():
         if col in s and s[col].notna().any():
             d = s[(s["step"] >= warmup) & s[col].notna()]
-            out[name] = (label, unit, d["step"].to_numpy(float), d[col].to_numpy(float))
+            rose = collections(s, counter) if counter else pd.Series(dtype=float)
+            own = [float(p) for p in s.loc[rose.index, "step"] if p >= warmup]
+            t, y = per_token(d["step"].to_numpy(float), d[col].to_numpy(float))
+            out[name] = Series(name, label, unit, t, y, True, own)
+    return out
+
+
+def _measured_series(cell, warmup: int) -> dict[str, Series]:
+    out = {}
     rounds = rss_rounds(cell)
     if len(rounds) and "token" in rounds:
-        rounds = rounds[rounds["token"].fillna(-1) >= warmup]
+        tok = rounds["token"].to_numpy(float)
+        after = np.nan_to_num(tok, nan=-1) >= warmup
         for ptype in [c for c in rounds.columns if c not in ("token", "time_s")]:
-            r = rounds[rounds[ptype].notna()]
+            v = rounds[ptype].to_numpy(float)
+            keep = after & ~np.isnan(v)
             what = "every process" if ptype == "all" else f"{ptype} processes"
-            out[f"rss_bytes_{ptype}"] = (f"RSS of {what} (measured)", "bytes", r["token"].to_numpy(float),
-                                         r[ptype].to_numpy(float))
+            t, y = per_token(tok[keep], v[keep])
+            out[f"rss_bytes_{ptype}"] = Series(f"rss_bytes_{ptype}", f"RSS of {what} (measured)", "bytes", t, y, False)
     m = cell.memory
     if len(m) and "js_heap_bytes" in m:
         h = m[(m["source"] == "cdp") & m["js_heap_bytes"].notna() & (m["token"].fillna(-1) >= warmup)]
         if len(h):
-            out["js_heap_bytes"] = ("worker JS heap used (CDP, measured)", "bytes", h["token"].to_numpy(float),
-                                    h["js_heap_bytes"].to_numpy(float))
+            t, y = per_token(h["token"].to_numpy(float), h["js_heap_bytes"].to_numpy(float))
+            out["js_heap_bytes"] = Series("js_heap_bytes", "worker JS heap used (CDP, measured)", "bytes", t, y, False)
     return out
 
 
+def series_of(cell, warmup: int = 1) -> dict[str, tuple[str, str, np.ndarray, np.ndarray]]:
+    """Every memory-like series of a :class:`harness.stats.cells.CellData` with data, positions
+    ≥ ``warmup``: name → (label, unit, positions, values), one value per position. RSS series
+    are ``rss_bytes_<process type>`` and ``rss_bytes_all``; the JS heap ``js_heap_bytes``."""
+    return {n: (s.label, s.unit, s.t, s.y) for n, s in memory_of(cell, warmup).series.items()}
+
+
 def cell_events(cell) -> tuple[list[int], list[int]]:
-    """(collection event tokens the worker saw, tokens where forced collections landed) of a cell.
-    A forced collection in which no wrapper of ours was seen collected is placed only by time
-    (the step after the engine's answer), so it counts only in a cell with fewer than two
+    """(steps in which the worker saw collections, steps where forced collections landed) of a
+    cell. A forced collection in which no wrapper of ours was seen collected is placed only by
+    time (the step after the engine's answer), so it counts only in a cell with fewer than two
     collections it saw: where collections are seen, they mark the floors."""
+    if "memory_events" in cell.cache:
+        return cell.cache["memory_events"]
     natural = collection_tokens(cell.steps) if len(cell.steps) else []
     forced = forced_tokens(cell.steps, list(getattr(cell, "gc_forced", [])), natural)
     if len(natural) >= 2:
         forced = [f for f in forced if f in natural]
+    cell.cache["memory_events"] = (natural, forced)
     return natural, forced
+
+
+def memory_of(cell, warmup: int = 1) -> CellMemory:
+    """The :class:`CellMemory` of a :class:`harness.stats.cells.CellData` (series from position
+    ``warmup`` on), computed once per cell and warm-up: the one place GC events, drops, floors
+    and classes come from."""
+    key = ("memory", warmup)
+    if key in cell.cache:
+        return cell.cache[key]
+    natural, forced = cell_events(cell)
+    steps = cell.steps
+    bg = collections(steps, "bind_groups_collected") if len(steps) else pd.Series(dtype=float)
+    bind_groups = pd.Series(bg.to_numpy(), index=steps.loc[bg.index, "step"].astype(int).to_numpy()) if len(bg) \
+        else pd.Series(dtype=float)
+    series = {**_step_series(cell, warmup), **_measured_series(cell, warmup)} if len(steps) or len(cell.memory) else {}
+    classes = {}
+    for name, s in series.items():
+        mc = classify(cell.cell, name, s.label, s.unit, s.t, s.y, s.collected, forced,
+                      0.0 if s.exact else noise(s.y))
+        if mc is not None:
+            classes[name] = mc
+    _destroyed_wrappers(classes)
+    cell.cache[key] = CellMemory(cell.cell, natural, forced, bind_groups, series, classes)
+    return cell.cache[key]
+
+
+def _destroyed_wrappers(classes: dict[str, MemoryClass]) -> None:
+    """GPUBuffer wrappers whose floors rise while the buffers were destroyed are not GPU memory
+    kept: ``retained-wrappers`` (the buffers not destroyed, by count or else by bytes, are what
+    says whether GPU memory is retained)."""
+    wrappers = classes.get("buffers_live")
+    held = classes.get("buffers_not_destroyed") or classes.get("buffer_bytes_live")
+    if wrappers is None or held is None or wrappers.kind != "retained-growth" or held.kind in (
+            "retained-growth", "growing-until-collected", "too-few-samples"):
+        return
+    wrappers.kind = "retained-wrappers"
+    wrappers.reason = (f"the wrappers' floors rise, but the buffers were destroyed ({held.label}: {held.kind}): "
+                       "references to destroyed GPUBuffers kept in JS, not GPU memory")
 
 
 def cell_classes(cell, warmup: int = 1) -> dict[str, MemoryClass]:
     """Series name → :class:`MemoryClass` for every memory-like series of one cell."""
-    events, forced = cell_events(cell)
-    out = {}
-    for name, (label, unit, t, y) in series_of(cell, warmup).items():
-        mc = classify(cell.cell, name, label, unit, t, y, events, forced)
-        if mc is not None:
-            out[name] = mc
-    return out
+    return memory_of(cell, warmup).classes
 
 
-def floor_points(cell, series: str, warmup: int = 1) -> tuple[np.ndarray, np.ndarray, str, float]:
-    """(tokens, values, basis, rate) a growth slope of ``series`` is fitted to for one cell: its
-    floors (``floors``: two or more collections), every point of a series that never rose
-    (``flat``), else every point (``series``: fewer than two collections, nothing to tell
-    retention by; fitted within the stretches between collections, :func:`segments`: the rate
-    between collections); ``rate``: that rate (units per token, 0 when unknown)."""
-    got = series_of(cell, warmup).get(series)
-    if got is None:
-        return np.array([]), np.array([]), "none", 0.0
-    label, unit, t, y = got
-    mc = classify(cell.cell, series, label, unit, t, y, *cell_events(cell))
-    tt, yy = per_token(np.asarray(t, float), np.asarray(y, float))
-    if mc is None:
-        return tt, yy, "series", 0.0
+@dataclass
+class FitPoints:
+    """What a growth slope of one series of one cell is fitted to (:func:`floor_points`)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    basis: str
+    rate: float
+    events: list[float]
+    points: int
+    #: this cell's own slope of what is fitted (the rate between drops, the floor slope, 0 when flat)
+    slope: float | None = None
+    #: why nothing is fitted (``too-few``): "too few samples (n=4; needs 10)", "too few floors (n=2; needs 3)"
+    why: str = ""
+
+
+def floor_points(cell, series: str, warmup: int = 1) -> FitPoints:
+    """What a growth slope of ``series`` is fitted to for one cell: its floors (``floors``:
+    :data:`MIN_FLOORS` or more), every point of a series that never rose (``flat``), else every
+    point within the stretches between drops (``series``: the rate between collections);
+    ``too-few`` (nothing to fit, ``why`` says what is missing) below :data:`MIN_POINTS`
+    positions or for a bounded series with fewer than :data:`MIN_FLOORS` floors; ``none``
+    without the series. ``rate``: the rate between drops (units per token, 0 when unknown); ``points``:
+    the series' positions."""
+    mem = memory_of(cell, warmup)
+    s, mc = mem.series.get(series), mem.classes.get(series)
+    if s is None or mc is None:
+        return FitPoints(np.array([]), np.array([]), "none", 0.0, [], 0)
     rate = max(mc.rate or 0.0, 0.0)
+    if mc.kind == "too-few-samples":
+        return FitPoints(np.array([]), np.array([]), "too-few", 0.0, [], mc.points, why=too_few(mc.points))
     if mc.max <= mc.first:
-        return tt, yy, "flat", rate
-    if len(mc.floors) >= 2:
-        return np.array([f[0] for f in mc.floors]), np.array([f[1] for f in mc.floors]), "floors", rate
-    return tt, yy, "series", rate
+        return FitPoints(s.t, s.y, "flat", rate, [], mc.points, 0.0 if np.all(s.y == s.y[0]) else mc.series_slope)
+    if len(mc.floors) >= MIN_FLOORS:
+        return FitPoints(np.array([f[0] for f in mc.floors]), np.array([f[1] for f in mc.floors]), "floors", rate,
+                         mc.events, mc.points, mc.floor_slope)
+    if mc.kind == "bounded":  # brought back by too few collections to fit floors: no growth slope
+        return FitPoints(np.array([]), np.array([]), "too-few", 0.0, [], mc.points,
+                         why=too_few(len(mc.floors), MIN_FLOORS, "floors"))
+    return FitPoints(s.t, s.y, "series", rate, mc.events, mc.points, mc.rate)

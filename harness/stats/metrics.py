@@ -60,6 +60,9 @@ SPREAD_STATS = ("p10", "p90", "max")
 OTHER_METRICS = {"js_heap_bytes_max": ("cell", "bytes"), "js_heap_growth_bytes_per_token": ("slope", "bytes/token")}
 #: Statistics a budget may name; ``pNN`` is the NN-th percentile.
 STATS = ("median", "mean", "min", "max")
+#: Workloads whose steps are not generated tokens (dispatch-overhead: one step per method run;
+#: its own per-method metrics, ``us_per_dispatch_<method>``, are its headline).
+NOT_TOKENS = ("dispatch-overhead",)
 #: Metrics shown first in tables, in this order.
 HEADLINE = ["ms_per_token", "bind_groups_per_token", "dispatches_per_token", "submits_per_token",
             "live_bind_groups_max", "live_bind_groups_growth_per_token", "rss_growth_bytes_per_token_all"]

@@ -34,231 +34,19 @@ variants) are what make drift and context-to-context variation show up in an int
 
 from __future__ import annotations
 
-import math
-import warnings
+import json
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
 
-import numpy as np
-from scipy import stats as sps
-
-from harness.stats.cells import (DEFAULT_WARMUP, CellData, GroupKey, cell_value, cells_of, groups_of, slope_series,
-                                 token_values)
-from harness.stats.estimators import (CONFIDENCE, N_RESAMPLES, NO_INTERVAL_N1, SEED, block_bootstrap_ci,
-                                      block_bootstrap_diff, bootstrap_ci, stat_fn, stratified_theil_sen, t_ci)
-from harness.stats.memory import cell_events, floor_points, segments
-from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, OTHER_METRICS, STEP_SLOPES, TOKEN_METRICS,
-                                   default_stat, deterministic, growth_series, metric_kind, metric_unit)
+from harness.stats.cells import DEFAULT_WARMUP, CellData, GroupKey, cells_of, groups_of, list_split, parts_of
+from harness.stats.differences import Difference, difference
+from harness.stats.estimate import Estimate, clean, estimate  # noqa: F401 (the package's API)
+from harness.stats.estimators import CONFIDENCE, MIN_TOKENS, N_RESAMPLES, SEED, SUBSAMPLE_TOKENS
+from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, NOT_TOKENS, OTHER_METRICS, STEP_SLOPES,
+                                   TOKEN_METRICS, default_stat, metric_kind)
 
 #: Cell statuses that count as a failure of their configuration (budgets fail on them).
 FAILED_STATUSES = ("failed", "device-lost", "incomplete")  # incomplete: samples lost (RESULTS.md)
-
-
-
-@dataclass
-class Estimate:
-    """A metric of one group. ``value`` is the point estimate of ``stat`` (``median`` for token
-    metrics, ``mean`` over repetitions for cell metrics, ``slope`` for slopes); ``ci_low`` /
-    ``ci_high`` its 95% interval (``None`` where none applies, e.g. one repetition of a cell
-    metric, or ``max``); ``ci_method`` says how: ``bootstrap-bca``, ``bootstrap-percentile``,
-    ``t``, ``theil-sen``, ``exact`` (every sample equal) or ``none``. ``n``: samples (tokens,
-    repetitions or fitted points); ``n_reps``: repetitions (cells) that contributed."""
-
-    metric: str
-    kind: str
-    unit: str
-    stat: str
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    ci_method: str
-    n: int
-    n_reps: int
-    median: float | None = None
-    mean: float | None = None
-    warmup: int = DEFAULT_WARMUP
-    per_rep: list = field(default_factory=list)
-    #: growth metrics: what the slope was fitted to, per repetition: ``floors`` (values after
-    #: collections), ``flat`` (never rose), ``series`` (fewer than two collections), joined by +
-    basis: str = ""
-
-    def to_dict(self) -> dict:
-        """JSON-ready dict (non-finite numbers as ``None``)."""
-        return {k: clean(v) for k, v in asdict(self).items()}
-
-
-def clean(v):
-    """A value made JSON-ready: numpy scalars as Python numbers, non-finite floats as None."""
-    if isinstance(v, (np.floating, float)):
-        return None if not math.isfinite(float(v)) else float(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, list):
-        return [clean(x) for x in v]
-    return v
-
-
-def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, stat: str | None = None,
-             confidence: float = CONFIDENCE) -> Estimate | None:
-    """:class:`Estimate` of ``metric`` over ``cells`` (one group's ok cells), or ``None`` when
-    no cell has data for it. ``stat`` defaults to :func:`default_stat`. Raises ``KeyError`` for
-    an unknown metric, ``ValueError`` for an unknown stat."""
-    kind = metric_kind(metric)
-    if kind is None:
-        raise KeyError(metric)
-    stat = stat or default_stat(metric)
-    unit = metric_unit(metric)
-    if kind == "token":
-        per = [token_values(c, metric, warmup) for c in cells]
-        per = [p for p in per if len(p)]
-        if not per:
-            return None
-        x = np.concatenate(per)
-        lo, hi, how = block_bootstrap_ci(per, stat, confidence)
-        return Estimate(metric, kind, unit, stat, float(stat_fn(stat)(x)), lo, hi, how, len(x), len(per),
-                        float(np.median(x)), float(np.mean(x)), warmup,
-                        [float(stat_fn(stat)(p)) for p in per])
-    if kind == "cell":
-        vals = [v for v in (cell_value(c, metric, warmup) for c in cells) if v is not None]
-        if not vals:
-            return None
-        x = np.asarray(vals)
-        if stat == "mean":
-            lo, hi, how = t_ci(x, confidence)
-        elif len(x) < 2:
-            lo, hi, how = None, None, NO_INTERVAL_N1
-        elif stat in ("min", "max"):
-            lo, hi, how = None, None, "none"
-        else:
-            lo, hi, how = bootstrap_ci(x, stat, confidence) if len(x) >= 5 else (None, None, "none")
-        return Estimate(metric, kind, unit, stat, float(stat_fn(stat)(x)), lo, hi, how, len(x), len(x),
-                        float(np.median(x)), float(np.mean(x)), warmup, [float(v) for v in vals])
-    # slope: one Theil–Sen fit over every repetition's floors (harness/stats/memory.py), pairs
-    # within a repetition (or, without floors, within a stretch between collections) only, so
-    # offsets between contexts and drops at collections never count as growth
-    strata, per, bases, res = [], [], [], []
-    for c in cells:
-        x, y, basis, rate = floor_points(c, growth_series(metric) or "", warmup)
-        if len(x) < 2:
-            continue
-        parts = segments(x, y, cell_events(c)[0] + cell_events(c)[1]) if basis == "series" else [(x, y)]
-        strata += parts
-        bases.append(basis)
-        per.append(stratified_theil_sen(parts)[0])
-        if basis == "floors":
-            res.append(rate / (x.max() - x.min()))
-    if not strata:
-        return None
-    slope, lo, hi, n = stratified_theil_sen(strata, confidence)
-    if slope is None:
-        return None
-    if res:  # floors: at least ± one token's growth over their span
-        r = max(res)
-        lo, hi = (slope - r, slope + r) if lo is None else (min(lo, slope - r), max(hi, slope + r))
-    flat = all(np.all(y == y[0]) for _, y in strata)
-    how = "exact" if flat and lo is not None else ("none" if lo is None else "theil-sen")
-    return Estimate(metric, kind, unit, "slope", slope, lo, hi, how, n, len(bases), None, None, warmup, per,
-                    "+".join(sorted(set(bases))))
-
-
-# ----------------------------------------------------------------------------------------------
-# differences
-
-
-@dataclass
-class Difference:
-    """``b`` minus ``a`` for one metric: ``diff`` = value(b) − value(a) in the metric's unit with
-    its 95% CI, ``rel`` = value(b) / value(a) − 1 with its CI (``None`` when value(a) is 0).
-    ``significant``: the diff CI excludes 0 (``None`` when there is no CI). ``a`` / ``b`` are
-    group labels; ``ci_method`` as in :class:`Estimate` (``welch-t`` for cell metrics,
-    ``theil-sen-combined`` for slopes: the two fits' half-widths added in quadrature, an
-    approximation)."""
-
-    metric: str
-    unit: str
-    stat: str
-    a: str
-    b: str
-    a_value: float | None
-    b_value: float | None
-    diff: float | None
-    diff_low: float | None
-    diff_high: float | None
-    rel: float | None
-    rel_low: float | None
-    rel_high: float | None
-    ci_method: str
-    significant: bool | None
-
-    def to_dict(self) -> dict:
-        """JSON-ready dict (non-finite numbers as ``None``)."""
-        return {k: clean(v) for k, v in asdict(self).items()}
-
-
-def _rel(b: float, a: float) -> float | None:
-    """(b − a) / |a|: the change relative to a's size, with the sign of the difference (a
-    negative ``a``, e.g. a shrinking slope, never flips it)."""
-    return None if a == 0 else (b - a) / abs(a)
-
-
-def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP,
-               stat: str | None = None, confidence: float = CONFIDENCE, a_label: str = "a",
-               b_label: str = "b") -> Difference | None:
-    """:class:`Difference` of ``metric`` between two groups' cells (``b − a``), ``None`` when
-    either has no data. Token metrics: two-sample bootstrap (independent samples) of
-    ``stat(b) − stat(a)`` and ``stat(b)/stat(a) − 1``. Cell metrics: Welch's t
-    (``scipy.stats.ttest_ind(equal_var=False)``), relative CI = diff CI ÷ value(a). Slopes: see
-    :class:`Difference`."""
-    kind = metric_kind(metric)
-    stat = stat or default_stat(metric)
-    ea = estimate(a_cells, metric, warmup, stat, confidence)
-    eb = estimate(b_cells, metric, warmup, stat, confidence)
-    if ea is None or eb is None or ea.value is None or eb.value is None:
-        return None
-    d = eb.value - ea.value
-    rel = _rel(eb.value, ea.value)
-    lo = hi = rlo = rhi = None
-    how = "none"
-    if kind == "token":
-        xa = np.concatenate([token_values(c, metric, warmup) for c in a_cells])
-        xb = np.concatenate([token_values(c, metric, warmup) for c in b_cells])
-        if np.all(xa == xa[0]) and np.all(xb == xb[0]):
-            if deterministic(metric):
-                lo = hi = d
-                rlo = rhi = rel
-                how = "exact"
-        elif stat not in ("min", "max") and len(xa) >= 2 and len(xb) >= 2:
-            (lo, hi), (rlo, rhi), how = block_bootstrap_diff(
-                [token_values(c, metric, warmup) for c in a_cells], [token_values(c, metric, warmup) for c in b_cells],
-                stat, confidence)
-            if ea.value == 0:
-                rlo = rhi = None
-    elif kind == "cell":
-        va, vb = np.asarray(ea.per_rep), np.asarray(eb.per_rep)
-        if len(va) < 2 or len(vb) < 2:
-            how = NO_INTERVAL_N1  # no CI, so never "significant", from one repetition on a side
-        elif np.all(va == va[0]) and np.all(vb == vb[0]) and stat == "mean":
-            if deterministic(metric):
-                lo = hi = d
-                how = "exact"
-        elif stat == "mean" and len(va) >= 2 and len(vb) >= 2:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # near-constant repetitions: precision-loss warning
-                ci = sps.ttest_ind(vb, va, equal_var=False).confidence_interval(confidence)
-            if math.isfinite(ci.low) and math.isfinite(ci.high):
-                lo, hi, how = float(ci.low), float(ci.high), "welch-t"
-        if lo is not None and ea.value != 0:
-            rlo, rhi = lo / abs(ea.value), hi / abs(ea.value)
-    else:
-        if None not in (ea.ci_low, ea.ci_high, eb.ci_low, eb.ci_high):
-            below = math.hypot(eb.value - eb.ci_low, ea.ci_high - ea.value)
-            above = math.hypot(eb.ci_high - eb.value, ea.value - ea.ci_low)
-            lo, hi, how = d - below, d + above, "theil-sen-combined"
-            if ea.value != 0:
-                rlo, rhi = lo / abs(ea.value), hi / abs(ea.value)
-    sig = None if lo is None else bool(lo > 0 or hi < 0)
-    return Difference(metric, metric_unit(metric), stat, a_label, b_label, ea.value, eb.value, d, lo, hi,
-                      rel, rlo, rhi, how, sig)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -294,19 +82,54 @@ class RunStats:
     groups: dict[GroupKey, GroupStats]
     differences: list[Difference]
     cells: list[CellData] = field(repr=False, default_factory=list)
+    #: views of cells whose per-step metrics are estimated per value of a list parameter
+    #: (:func:`harness.stats.cells.list_split`), one per value; their groups' keys have a ``part``
+    parts: list[CellData] = field(repr=False, default_factory=list)
+    #: whole-cell groups whose per-step metrics are in their parts' groups instead
+    split: set = field(repr=False, default_factory=set)
+
+    #: (group key, metric, warm-up, stat) → Estimate (or None): every estimate computed once
+    cache: dict = field(repr=False, default_factory=dict)
 
     def ok_cells(self, key: GroupKey) -> list[CellData]:
-        """The ok cells of group ``key`` (empty when it has none)."""
-        return [c for c in self.cells if c.key == key and c.status == "ok"]
+        """The ok cells of group ``key`` (empty when it has none); a part's: its views."""
+        return [c for c in (self.parts if key.part else self.cells) if c.key == key and c.status == "ok"]
+
+    def estimate(self, key: GroupKey, metric: str, warmup: int | None = None, stat: str | None = None
+                 ) -> Estimate | None:
+        """The :class:`Estimate` of ``metric`` for group ``key``'s ok cells (``None`` without
+        data), computed once per (group, metric, warm-up, stat) and reused by differences,
+        budgets and findings; the group's own estimates (this run's warm-up, default stat)
+        are those of :func:`compute`. Raises ``KeyError`` for an unknown metric."""
+        warmup = self.warmup if warmup is None else warmup
+        stat = stat or default_stat(metric)
+        k = (key, metric, warmup, stat)
+        if k not in self.cache:
+            g = self.groups.get(key)
+            if g is not None and warmup == self.warmup and stat == default_stat(metric) and metric in g.metrics:
+                self.cache[k] = g.metrics[metric]
+            else:
+                cells = self.ok_cells(key)
+                self.cache[k] = estimate(cells, metric, warmup, stat, self.confidence) if cells else None
+        return self.cache[k]
 
     def to_dict(self) -> dict:
         """``stats.json``'s body: settings, methods, groups and differences."""
         return {"warmup_steps": self.warmup, "confidence": self.confidence,
                 "methods": {"token": "circular block bootstrap over tokens after warm-up, blocks of ceil(n^(1/3)) "
-                                     "consecutive tokens within each repetition, percentile interval",
+                                     "consecutive tokens within each repetition, percentile interval; above "
+                                     f"{SUBSAMPLE_TOKENS} tokens m-out-of-n resamples of {SUBSAMPLE_TOKENS} tokens, their "
+                                     "spread scaled by sqrt(m/n) (ci_method names m and n); no interval from fewer "
+                                     f"than {MIN_TOKENS} tokens",
                             "cell": "Student's t over repetitions (none from one repetition)",
-                            "slope": "Theil-Sen over the floors after collections (harness/stats/memory.py), Sen's CI "
-                                     "widened to at least one token's growth over the floors' span",
+                            "slope": "Theil-Sen over each series' own floors (its minimum after each of its drops, "
+                                     "harness/stats/floors.py; at least 3 floors), Sen's CI widened to at least one "
+                                     "token's growth over the floors' span; else the rate between drops; no slope from "
+                                     "fewer than 10 positions",
+                            "significance": "counts and modeled bytes: the difference's interval excludes 0 (exact "
+                                            "differences: not 0); measured quantities (times, RSS, JS heap): Welch's t "
+                                            "over per-repetition values, 2 repetitions a side at least (else 'within-run "
+                                            "only', never significant); a zero-width interval is never significant",
                             "n_resamples": N_RESAMPLES, "seed": SEED},
                 "groups": [g.to_dict() for g in self.groups.values()],
                 "differences": [d.to_dict() for d in self.differences]}
@@ -345,13 +168,24 @@ def compute(tables, warmup: int = DEFAULT_WARMUP, metrics: list[str] | None = No
     :func:`available_metrics`."""
     cells = cells_of(tables)
     names = metrics or available_metrics([c for c in cells if c.status == "ok"])
+    # a list parameter's values (upload's sizes) are never pooled in a per-step metric: per value
+    parts: list[CellData] = []
+    split: set[GroupKey] = set()
+    for c in cells:
+        column = None if c.key.workload in NOT_TOKENS else list_split(json.loads(c.key.params or "{}"), c.steps)
+        if column:
+            parts += parts_of(c, column)
+            split.add(c.key)
+    everyone = cells + parts
     groups: dict[GroupKey, GroupStats] = {}
-    for key, members in groups_of(c for c in cells if c.status in ("ok", *FAILED_STATUSES)).items():
+    for key, members in groups_of(c for c in everyone if c.status in ("ok", *FAILED_STATUSES)).items():
         ok = [c for c in members if c.status == "ok"]
         env = {k: sorted({str(c.env.get(k)) for c in members if c.env.get(k)})
                for k in ("browser_version", "adapter", "webgpu", "machine", "os", "cpu")}
         est = {}
-        for m in names if ok else []:
+        mine = ([m for m in names if metric_kind(m) == "token"] if key.part else
+                [m for m in names if metric_kind(m) != "token"] if key in split else names)
+        for m in mine if ok else []:
             e = estimate(ok, m, warmup, confidence=confidence)
             if e is not None:
                 est[m] = e
@@ -370,10 +204,12 @@ def compute(tables, warmup: int = DEFAULT_WARMUP, metrics: list[str] | None = No
                 sweeps.setdefault(key.sweep_family, []).append(key)
         for keys in [*families.values(), *sweeps.values()]:
             for ka, kb in combinations(keys, 2):
-                a, b = [c for c in cells if c.key == ka and c.status == "ok"], [c for c in cells if c.key == kb and c.status == "ok"]
+                a = [c for c in everyone if c.key == ka and c.status == "ok"]
+                b = [c for c in everyone if c.key == kb and c.status == "ok"]
                 for m in names:
                     if m in groups[ka].metrics and m in groups[kb].metrics:
-                        d = difference(a, b, m, warmup, confidence=confidence, a_label=ka.label, b_label=kb.label)
+                        d = difference(a, b, m, warmup, confidence=confidence, a_label=ka.label, b_label=kb.label,
+                                       ea=groups[ka].metrics[m], eb=groups[kb].metrics[m])
                         if d is not None:
                             diffs.append(d)
-    return RunStats(warmup, confidence, groups, diffs, cells)
+    return RunStats(warmup, confidence, groups, diffs, cells, parts=parts, split=split)

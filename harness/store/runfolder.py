@@ -20,6 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import from_json
+
 from harness import __version__
 
 
@@ -67,8 +69,12 @@ def not_a_sample(s: Any) -> str | None:
         return f"a JSON {name}, not an object"
     if s.get("kind") == "step" and (not isinstance(s.get("step"), int) or isinstance(s.get("step"), bool)):
         return "a step without an integer step"
-    bad = [k for k in OBJECT_FIELDS if s.get(k) is not None and not isinstance(s[k], dict)]
-    return f"{', '.join(bad)} not an object" if bad else None
+    for k in OBJECT_FIELDS:  # the common case, every field an object or absent, without building a list
+        v = s.get(k)
+        if v is not None and not isinstance(v, dict):
+            bad = [k for k in OBJECT_FIELDS if s.get(k) is not None and not isinstance(s[k], dict)]
+            return f"{', '.join(bad)} not an object"
+    return None
 
 
 def read_samples(run_dir: Path, skipped: list[str] | None = None) -> list[dict[str, Any]]:
@@ -82,7 +88,7 @@ def read_samples(run_dir: Path, skipped: list[str] | None = None) -> list[dict[s
     with path.open(encoding="utf-8", errors="replace") as fh:
         for i, line in enumerate(fh, 1):
             try:
-                s = json.loads(line)
+                s = from_json(line, cache_strings="keys")  # pydantic's parser: json.loads' values, ~2× faster
             except ValueError:
                 why = "not JSON (torn or edited)"
             else:

@@ -1,8 +1,9 @@
 """Auto-sampling (tachometer's ``--auto-sample-conditions``): when to stop adding repetitions.
 
 Each round adds one repetition of every variant (fresh browser contexts, round-robin). After
-each round the ``ms_per_token`` difference of every variant pair is checked against every
-condition::
+each round the ``ms_per_token`` difference of every variant pair — its 95% CI across the
+repetitions (Welch's t over per-repetition medians: a time is judged across fresh contexts,
+never by the within-run bootstrap) — is checked against every condition::
 
       condition 5%  →  thresholds -5% and +5%
       difference CI:          [-9% ---- -6%]                 resolved: clears both
@@ -20,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from harness.stats.metrics import deterministic
 
 if TYPE_CHECKING:  # annotations only: parsing --auto-sample needs no pandas/scipy
     from harness.stats.run import Difference
@@ -68,13 +71,28 @@ def parse_conditions(text: str) -> list[Condition]:
     return out
 
 
+def interval(d: Difference, relative: bool) -> tuple[float | None, float | None]:
+    """The interval a condition is checked against: for a measured quantity (a time) the one
+    across repetitions (Welch's t over per-repetition values, :class:`harness.stats.run.Difference`
+    ``reps_low``/``reps_high``, relative to a's value) — the within-run block bootstrap is not
+    enough to stop on, as it is not enough to call a difference significant; for a count its own."""
+    if not deterministic(d.metric):
+        if d.reps_low is None:
+            return None, None
+        if not relative:
+            return d.reps_low, d.reps_high
+        return (None, None) if not d.a_value else (d.reps_low / abs(d.a_value), d.reps_high / abs(d.a_value))
+    return (d.rel_low, d.rel_high) if relative else (d.diff_low, d.diff_high)
+
+
 def unresolved(diffs: list[Difference], conditions: list[Condition], metric: str = "ms_per_token") -> list[str]:
-    """Descriptions of the (difference, threshold) pairs whose CI still contains the threshold;
-    empty when every one is resolved. A difference without a CI is unresolved."""
+    """Descriptions of the (difference, threshold) pairs whose CI (:func:`interval`) still
+    contains the threshold; empty when every one is resolved. A difference without a CI is
+    unresolved."""
     out = []
     for d in (d for d in diffs if d.metric == metric):
         for cond in conditions:
-            lo, hi = (d.rel_low, d.rel_high) if cond.relative else (d.diff_low, d.diff_high)
+            lo, hi = interval(d, cond.relative)
             for t in cond.thresholds():
                 if lo is None or hi is None or (lo <= t <= hi):
                     out.append(f"{d.b} vs {d.a}: {describe_diff(d, cond.relative)} contains {_thr(t, cond.relative)}")
@@ -86,13 +104,16 @@ def _thr(t: float, relative: bool) -> str:
 
 
 def describe_diff(d: Difference, relative: bool = True) -> str:
-    """``-8.1% [-10.2%, -6.0%]`` (relative) or ``-0.81 ms [-1.02, -0.60]``."""
+    """``-8.1% [-10.2%, -6.0%]`` (relative) or ``-0.81 ms [-1.02, -0.60]``: the interval
+    :func:`interval` checks; ``[no CI across repetitions]`` where it has none."""
+    lo, hi = interval(d, relative and d.rel is not None)
+    none = " [no CI across repetitions]" if not deterministic(d.metric) else " [no CI]"
     if relative and d.rel is not None:
-        ci = f" [{d.rel_low * 100:+.1f}%, {d.rel_high * 100:+.1f}%]" if d.rel_low is not None else " [no CI]"
+        ci = f" [{lo * 100:+.1f}%, {hi * 100:+.1f}%]" if lo is not None else none
         return f"{d.rel * 100:+.1f}%{ci}"
     if d.diff is None:
         return "n/a"
-    ci = f" [{d.diff_low:+.4g}, {d.diff_high:+.4g}]" if d.diff_low is not None else " [no CI]"
+    ci = f" [{lo:+.4g}, {hi:+.4g}]" if lo is not None else none
     return f"{d.diff:+.4g} {d.unit}{ci}"
 
 

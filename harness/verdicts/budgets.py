@@ -325,7 +325,7 @@ def _check(b: Budget, key: S.GroupKey, run: S.RunStats, baseline: S.RunStats | N
         return CheckResult(label, False, message=f"{label}: cell {failed[0]} failed ({reasons.get(failed[0]) or 'no reason'})")
     cells = run.ok_cells(key)
     warmup = b.warmup if b.warmup is not None else run.warmup
-    est = S.estimate(cells, b.metric, warmup, b.stat, run.confidence) if cells else None
+    est = run.estimate(key, b.metric, warmup, b.stat)  # computed once, shared with findings and differences
     what = f"{b.stat}({b.metric})" + (f" after token {b.after}" if b.after is not None else "")
     if est is None or est.value is None:
         return CheckResult(label, False, message=f"{label}: no data for {b.metric}")
@@ -341,14 +341,14 @@ def _check(b: Budget, key: S.GroupKey, run: S.RunStats, baseline: S.RunStats | N
         else:
             src, ref_key = run, key.with_variant(b.ref)
         ref_cells = src.ok_cells(ref_key)
-        ref = S.estimate(ref_cells, b.metric, warmup, b.stat, run.confidence) if ref_cells else None
+        ref = src.estimate(ref_key, b.metric, warmup, b.stat)
         if ref is None or ref.value is None:
             where = "the baseline run" if b.ref == BASELINE else "this run"
             res.message = f"{label}: no ok cell of {ref_key.label} in {where} to compare with"
             return res
         res.ref_value = ref.value
         res.limit = b.factor * ref.value
-        d = S.difference(ref_cells, cells, b.metric, warmup, b.stat, run.confidence)
+        d = S.difference(ref_cells, cells, b.metric, warmup, b.stat, run.confidence, ea=ref, eb=est)
         if d is not None and d.rel is not None:
             res.ratio = d.rel + 1
             if d.rel_low is not None:
@@ -373,7 +373,9 @@ def evaluate(budgets: list[Budget], run: S.RunStats, baseline: S.RunStats | None
     references). Groups with only skipped cells are not matched."""
     out = []
     for b in budgets:
-        keys = [k for k, g in run.groups.items() if b.matches(k) and (g.cells or g.failed)]
+        keys = [k for k, g in run.groups.items() if b.matches(k) and (g.cells or g.failed)
+                # a per-step metric of cells split by a list parameter's values is checked per value
+                and not (k in run.split and S.metric_kind(b.metric) == "token")]
         if not keys:  # a typo must not pass; an optional budget is skipped
             out.append(BudgetResult(b, "skipped", [], "matched no measured cell (optional)") if b.optional else
                        BudgetResult(b, "failed", [], "matched no measured cell: check the selector (mark the "

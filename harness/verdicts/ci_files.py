@@ -10,7 +10,7 @@ Files (in a run folder, or a ``compare`` folder):
 ``differences.csv``  one row per variant pair (or run pair) × metric: :data:`DIFF_COLUMNS`
 ``junit.xml``        ``<testsuites><testsuite name="webgpu-harness budgets">``, a ``<testcase>``
                      per budget named by the budget; ``<failure>`` / ``<skipped>`` as they went
-``summary.md``       the findings (harness/stats/findings.py) with budget badges, then headline
+``summary.md``       the findings (harness/report/findings.py) with budget badges, then headline
                      metrics with CIs, significant differences, budget verdicts
 """
 
@@ -24,14 +24,15 @@ from pathlib import Path
 
 from harness import stats as S
 from harness.report import format as F
-from harness.stats.finding import Finding, quantity
+from harness.report.finding import Finding, quantity
 from harness.verdicts.budgets import BudgetResult
 
 STATS_COLUMNS = ["group", "machine", "browser", "workload", "variant", "profile", "metric", "unit", "kind",
                  "stat", "value", "ci_low", "ci_high", "ci_method", "median", "mean", "n", "n_reps", "warmup",
                  "browser_version", "adapter", "webgpu", "params"]
 DIFF_COLUMNS = ["metric", "unit", "stat", "a", "b", "a_value", "b_value", "diff", "diff_low", "diff_high",
-                "rel", "rel_low", "rel_high", "ci_method", "significant"]
+                "rel", "rel_low", "rel_high", "ci_method", "significant", "reps_a", "reps_b", "reps_low", "reps_high",
+                "evidence"]
 
 
 def _with_spread(run: S.RunStats, g) -> list:
@@ -179,7 +180,8 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
         out.append("")
     shown = [d for d in diffs if d.significant or d.metric == "ms_per_token"]
     if shown:
-        out += ["### Differences (b − a, 95% CI; **bold**: CI excludes 0)", "",
+        out += ["### Differences (b − a, 95% CI; **bold**: significant — for times and memory, across 2 or more "
+                "repetitions a side)", "",
                 "| b | a | metric | difference |", "| --- | --- | --- | --- |"]
         for d in shown:
             txt = F.diff(d)

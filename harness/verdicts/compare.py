@@ -84,7 +84,7 @@ class Comparison:
 
 
 def _match_key(k: S.GroupKey, with_machine: bool) -> tuple:
-    return (k.browser, k.workload, k.variant, k.profile, k.params) + ((k.machine,) if with_machine else ())
+    return (k.browser, k.workload, k.variant, k.profile, k.params, k.part) + ((k.machine,) if with_machine else ())
 
 
 def params_differences(a: S.GroupKey, b: S.GroupKey) -> list[str]:
@@ -98,7 +98,7 @@ def params_differences(a: S.GroupKey, b: S.GroupKey) -> list[str]:
 def _loose_pairs(ka: dict, kb: dict, with_machine: bool) -> list[tuple[tuple, tuple]]:
     """Unmatched keys of A and B that differ only in parameters, one partner on each side."""
     def loose(k: S.GroupKey) -> tuple:
-        return (k.browser, k.workload, k.variant, k.profile) + ((k.machine,) if with_machine else ())
+        return (k.browser, k.workload, k.variant, k.profile, k.part) + ((k.machine,) if with_machine else ())
 
     left_a = [m for m in ka if m not in kb]
     left_b = [m for m in kb if m not in ka]
@@ -148,7 +148,8 @@ def compare(a_tables, b_tables, a_name: str = "A", b_name: str = "B", warmup: in
         ca, cb = sa.ok_cells(ka[mka]), sb.ok_cells(kb[mkb])
         names = [m for m in ga.metrics if m in gb.metrics]
         diffs = [d for d in (S.difference(ca, cb, m, warmup, a_label=f"{a_name}:{ga.key.label}",
-                                          b_label=f"{b_name}:{gb.key.label}") for m in names) if d is not None]
+                                          b_label=f"{b_name}:{gb.key.label}", ea=ga.metrics[m], eb=gb.metrics[m])
+                             for m in names) if d is not None]
         pdiff = params_differences(ga.key, gb.key)
         label = gb.key.label + (f" [parameters {'; '.join(pdiff)}]" if pdiff else "")
         matches.append(Match(label, ga, gb, env_differences(ga, gb), diffs, pdiff))

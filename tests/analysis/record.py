@@ -49,6 +49,23 @@ RECORDINGS = {
     # Chromium: upload of 256 B and 4 MiB on two paths (per-size tables, never pooled)
     "chromium-upload": ["-b", "chromium", "-w", "upload", "-v", "write-buffer,mapped-at-creation", "-n", "4",
                         "--param", "sizes=256,4194304"],
+    # Chromium: uploads of two sizes (a list parameter: never pooled) by writeBuffer and by a staging
+    # buffer created and destroyed per upload (every buffer destroyed: never "retained growth")
+    "chromium-upload-sizes": ["-b", "chromium", "-w", "upload", "-v", "write-buffer,mapped-at-creation", "-n", "12",
+                              "--param", "sizes=256,4194304"],
+    # WebKitGTK (GC rarely runs): a uniform buffer created and destroyed per dispatch; the wrappers
+    # pile up uncollected while no buffer memory is kept
+    "webkit-clean-destroy": ["-b", "webkit", "-w", "decode-loop", "-p", "tiny", "-n", "24", "-v", "fresh",
+                             "--param", "uniform_buffers=per-dispatch"],
+    # Chromium: the reuse bind group cache with KV buffers re-created every token, evicting and never
+    # evicting (an unbounded cache: createBindGroup near zero while live bind groups keep growing)
+    # (a forced collection every 5 tokens shows what a full GC leaves)
+    "chromium-bind-group-cache": ["-b", "chromium", "-w", "decode-loop", "-p", "tiny", "-n", "24", "-v", "reuse",
+                                  "--param", "kv_buffers=recreate-drop", "--param", "bind_group_cache=evict,never",
+                                  "--gc-checkpoints", "5"],
+    # Chromium: the same code twice, one repetition each (an A/A comparison: no significant time difference)
+    "aa-chromium-1": ["-b", "chromium", "-w", "decode-loop", "-p", "tiny", "-n", "32", "-v", "fresh"],
+    "aa-chromium-2": ["-b", "chromium", "-w", "decode-loop", "-p", "tiny", "-n", "32", "-v", "fresh"],
 }
 
 

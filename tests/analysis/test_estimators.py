@@ -82,14 +82,25 @@ def test_difference_of_medians_covers_a_planted_shift():
 
 def test_difference_is_significant_only_when_its_ci_excludes_zero():
     rng = np.random.default_rng(7)
-    a = [_cell("a", "fresh", 0, {"wall_ms": 10 + rng.normal(0, 1, 60), "create_bind_group": [42] * 60})]
-    same = [_cell("s", "reuse", 0, {"wall_ms": 10 + rng.normal(0, 1, 60), "create_bind_group": [42] * 60})]
-    fast = [_cell("f", "reuse", 0, {"wall_ms": 7 + rng.normal(0, 1, 60), "create_bind_group": [0] * 60})]
-    assert S.difference(a, same, "ms_per_token").significant is False
-    assert S.difference(a, fast, "ms_per_token").significant is True
-    exact = S.difference(a, fast, "bind_groups_per_token")
+
+    def cells(name, variant, center, bind_groups):
+        return [_cell(f"{name}{r}", variant, r, {"wall_ms": center + rng.normal(0, 1, 60) + rng.normal(0, 0.2),
+                                                 "create_bind_group": [bind_groups] * 60}) for r in range(3)]
+
+    a, same, fast = cells("a", "fresh", 10, 42), cells("s", "reuse", 10, 42), cells("f", "reuse", 7, 0)
+    # three repetitions a side: a time difference is judged across them (Welch's t over their medians)
+    d = S.difference(a, same, "ms_per_token")
+    assert d.significant is False and d.reps_low < 0 < d.reps_high and d.evidence.startswith("3 + 3 repetitions")
+    d = S.difference(a, fast, "ms_per_token")
+    assert d.significant is True and d.reps_high < 0 and d.verdict == "significant"
+    # one repetition a side: the block bootstrap's interval is within-run variation, never "significant"
+    one = S.difference(a[:1], fast[:1], "ms_per_token")
+    assert one.diff_high < 0 and one.significant is None and one.evidence == "1 repetition: within-run only"
+    assert one.verdict == "1 repetition: within-run only"
+    # counts are reproducible: an exact difference from one repetition is a fact
+    exact = S.difference(a[:1], fast[:1], "bind_groups_per_token")
     assert (exact.diff, exact.ci_method, exact.significant, exact.rel) == (-42, "exact", True, -1)
-    nochange = S.difference(a, same, "bind_groups_per_token")
+    nochange = S.difference(a[:1], same[:1], "bind_groups_per_token")
     assert (nochange.diff, nochange.significant) == (0, False)
 
 
@@ -140,3 +151,21 @@ def test_a_slope_through_two_floors_has_no_interval_and_is_never_significant():
     _, lo, hi, _ = stratified_theil_sen([(np.array([1.0, 5.0]), np.array([0.0, 8.0])),
                                          (np.array([1.0, 5.0]), np.array([0.0, 9.0]))])
     assert lo is None and hi is None
+
+
+def test_long_runs_are_resampled_m_out_of_n_and_still_cover_the_truth():
+    # 4 repetitions × 3,000 AR(1) tokens (phi 0.6): above SUBSAMPLE_TOKENS the bootstrap draws
+    # m-out-of-n resamples and scales their spread; its 95% interval must still cover the true
+    # median (0) at about the nominal rate, and say how it was made
+    from scipy.signal import lfilter
+
+    from harness.stats.estimators import SUBSAMPLE_TOKENS
+
+    hits = []
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        series = [lfilter([1.0], [1.0, -0.6], rng.normal(size=3000)) for _ in range(4)]
+        lo, hi, how = S.block_bootstrap_ci(series, "median", seed=seed)
+        assert how == f"block-bootstrap-m-of-n (m={SUBSAMPLE_TOKENS} of n=12000 tokens)"
+        hits.append(lo <= 0 <= hi)
+    assert 0.85 <= _coverage(hits) <= 1.0, _coverage(hits)

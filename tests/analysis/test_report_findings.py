@@ -13,7 +13,7 @@ import pytest
 
 from harness import pipeline
 from harness.report import index, reduce
-from harness.stats import findings as FD
+from harness.report import findings as FD
 
 RUNS = Path(__file__).resolve().parent / "runs"
 

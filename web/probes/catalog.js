@@ -68,7 +68,9 @@ export const LIVE = /* catalog:live */ [
   {"name": "buffer_bytes_created", "unit": "bytes", "what": "createBuffer sizes so far", "optional": true},
   {"name": "buffer_bytes_destroyed", "unit": "bytes", "what": "bytes of buffers destroyed (destroy(), or their device destroyed or lost)", "optional": true},
   {"name": "buffer_bytes_collected", "unit": "bytes", "what": "bytes of buffers the GC collected before they were destroyed", "optional": true},
-  {"name": "buffer_bytes_live", "unit": "bytes", "what": "created − destroyed − collected", "optional": true, "signed": true}
+  {"name": "buffer_bytes_live", "unit": "bytes", "what": "created − destroyed − collected", "optional": true, "signed": true},
+  {"name": "buffers_destroyed", "unit": "buffers", "what": "GPUBuffers destroyed so far (destroy(), or their device destroyed or lost)", "optional": true},
+  {"name": "buffers_not_destroyed", "unit": "buffers", "what": "created − destroyed − collected before being destroyed: buffers still holding their memory", "optional": true, "signed": true}
 ] /* end:live */;
 
 /** Counter names, in the order of the steps.csv columns. */

@@ -9,7 +9,9 @@
 //
 // Buffer bytes (descriptor.size of each createBuffer): created, destroyed (GPUBuffer.destroy(),
 // or its device's destroy() or loss), collected (the wrapper was collected before it was
-// destroyed), and live = created − destroyed − collected. A buffer is counted once however many
+// destroyed), and live = created − destroyed − collected; by count too: buffers destroyed and
+// buffers not destroyed (created − destroyed − collected before destroy), so buffers whose
+// memory was freed by destroy() are told from wrappers the GC has not collected yet. A buffer is counted once however many
 // of those happen to it. Caveats: a creation that fails validation is counted as created (the
 // probe cannot see validity without error scopes of its own); since 2024 WebKit no longer
 // destroys a buffer when its wrapper is collected (references.md), so there "collected" means
@@ -21,6 +23,9 @@ export const live = {
   bindGroupsCreated: 0, bindGroupsCollected: 0,
   buffersCreated: 0, buffersCollected: 0,
   bufferBytesCreated: 0, bufferBytesDestroyed: 0, bufferBytesCollected: 0,
+  // buffers by count, as bytes: destroyed, and collected before being destroyed (a wrapper of a
+  // destroyed buffer that is collected later frees nothing more: it is not counted again)
+  buffersDestroyed: 0, buffersGoneCollected: 0,
 };
 
 // One record per buffer: {size, gone, device}; `gone` once destroyed or collected. Records of
@@ -31,8 +36,13 @@ const recordsOf = new WeakMap(); // GPUDevice -> Set(record)
 function gone(record, how) {
   if (record.gone) return;
   record.gone = how;
-  if (how === 'collected') live.bufferBytesCollected += record.size;
-  else live.bufferBytesDestroyed += record.size;
+  if (how === 'collected') {
+    live.bufferBytesCollected += record.size;
+    live.buffersGoneCollected += 1;
+  } else {
+    live.bufferBytesDestroyed += record.size;
+    live.buffersDestroyed += 1;
+  }
   recordsOf.get(record.device)?.delete(record);
 }
 
@@ -96,5 +106,7 @@ export function liveSnapshot() {
     buffer_bytes_destroyed: live.bufferBytesDestroyed,
     buffer_bytes_collected: live.bufferBytesCollected,
     buffer_bytes_live: live.bufferBytesCreated - live.bufferBytesDestroyed - live.bufferBytesCollected,
+    buffers_destroyed: live.buffersDestroyed,
+    buffers_not_destroyed: live.buffersCreated - live.buffersDestroyed - live.buffersGoneCollected,
   };
 }

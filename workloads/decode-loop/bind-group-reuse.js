@@ -10,9 +10,12 @@
 // the storage buffer cache's destroy path, so no cached bind group outlives one of its buffers.
 
 export class BindGroupReuseCache {
-  constructor(device, ids) {
+  /** `evicts` false (bind_group_cache=never): dropBuffer() keeps every entry — the unbounded cache
+   *  pixi.js and Defold shipped (shared/references.md), for the analysis to name. */
+  constructor(device, ids, evicts = true) {
     this.device = device;
     this.ids = ids;
+    this.evicts = evicts;
     this.groups = new Map();
     this.keysByBuffer = new Map(); // buffer id -> Set(keys)
     this.stats = { hits: 0, misses: 0, dropped: 0 };
@@ -42,6 +45,7 @@ export class BindGroupReuseCache {
 
   /** Forget every bind group that binds `buffer` (called before the buffer is destroyed). */
   dropBuffer(buffer) {
+    if (!this.evicts) return;
     const id = this.ids.get(buffer);
     const keys = this.keysByBuffer.get(id);
     if (!keys) return;

@@ -35,7 +35,7 @@ export class GenerateCall {
   constructor(session, o, index) {
     const { device, ids } = session;
     this.index = index;
-    this.bindGroups = o.variant === 'reuse' ? new BindGroupReuseCache(device, ids) : null;
+    this.bindGroups = o.variant === 'reuse' ? new BindGroupReuseCache(device, ids, o.bindGroupCache !== 'never') : null;
     this.storage = new BucketBufferCache(device, { pop: o.bufferCachePop, ids, onDestroy: (b) => this.bindGroups?.dropBuffer(b) });
     this.uniformCache = new SimpleUniformCache(device, { ids });
     this.encoderBuffers = encoderOutputs(device, o.encoderMibPerCall, o.encoderBufferMib);

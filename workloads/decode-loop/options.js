@@ -4,6 +4,7 @@
 
 export const KV_BUFFERS = ['preallocated', 'recreate-destroy', 'recreate-drop'];
 export const CALL_ENDINGS = ['clean', 'leak', 'drop-undestroyed'];
+export const BIND_GROUP_CACHE = ['evict', 'never'];
 export const UNIFORM_BUFFERS = ['cache', 'per-dispatch'];
 export const GRAPHS = ['unfused', 'fused'];
 /** Dispatch paths (executor.js VARIANTS) and the fused graph's two cell variants. */
@@ -86,6 +87,7 @@ export async function parseOptions(params = {}) {
     kvBuffers: oneOf(params, 'kv_buffers', 'preallocated', KV_BUFFERS),
     tokensPerCall: int(params, 'tokens_per_call', 0, 0, 10_000_000),
     callEnding: oneOf(params, 'call_ending', 'clean', CALL_ENDINGS),
+    bindGroupCache: oneOf(params, 'bind_group_cache', 'evict', BIND_GROUP_CACHE),
     encoderMibPerCall: num(params, 'encoder_mib_per_call', 0, 0, 65536),
     encoderBufferMib: num(params, 'encoder_buffer_mib', 64, 1 / 1024, 65536),
     faults: {

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.report.format import provenance
-from harness.stats.workloads.retention import FIELD_REPORT, collection_events
+from harness.stats.provenance import provenance
+from harness.stats.memory import collections
+from harness.stats.workloads.retention import FIELD_REPORT
 
 WORKLOAD = "gc-retention"
 BASELINE = "minimal"
@@ -48,7 +49,7 @@ VARIANT_ORDER = ["minimal", "descriptors", "encoder-refs", "wasm-heap", "js-chur
 def cell_metrics(steps: pd.DataFrame) -> dict:
     """Retention figures of one cell from its steps.csv rows (any order)."""
     c = steps.sort_values("step")
-    rose = collection_events(c)
+    rose = collections(c, "bind_groups_collected")  # the one source of GC events (harness/stats/memory.py)
     events = c.loc[rose.index, "step"]
     created = float(c["bind_groups_created"].iloc[-1])
     modeled = c["modeled_native_bytes"] if "modeled_native_bytes" in c else pd.Series(dtype=float)

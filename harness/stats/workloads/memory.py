@@ -6,8 +6,9 @@ whether tokens with a collection event are slower than the rest (GC vs latency).
 GC vs latency: per group, ``wall_ms`` of tokens after warm-up with a collection event (the
 worker saw wrappers collected, or a forced collection landed) vs the other tokens: both
 medians and the difference of medians (event − rest) with a 95% two-sample bootstrap interval
-(:func:`harness.stats.estimators.boot`, percentile); no interval with fewer than 2 tokens on a
-side. A collection the worker did not see (no wrapper of ours freed) is not counted, so the
+(:func:`harness.stats.estimators.median_diff_ci`, percentile; m-out-of-n above 2,000 tokens);
+no interval with fewer than ``MIN_TOKENS`` (10) tokens on a side, and no "significant" from a
+zero-width one. A collection the worker did not see (no wrapper of ours freed) is not counted, so the
 "rest" may hold collections too: the difference is a lower bound of a GC's cost.
 """
 
@@ -15,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.stats.estimators import CONFIDENCE, SEED, boot
+from harness.stats.estimators import CONFIDENCE, SEED, median_diff_ci
 from harness.stats.memory import cell_classes, cell_events, projection
+from harness.stats.workloads import bind_group_cache
 
 #: memory_series.csv columns, in order.
 COLUMNS = ["cell", "group", "series", "unit", "class", "points", "first", "last", "max", "events", "forced_events",
@@ -36,9 +38,9 @@ def rows(run, budget_bytes: float | None = None) -> list[dict]:
             p = projection(mc, budget)
             out.append({"cell": c.cell, "group": c.key.label, "series": name, "unit": mc.unit, "class": mc.kind,
                         "label": mc.label, "points": mc.points, "first": mc.first, "last": mc.last, "max": mc.max,
-                        "events": " ".join(str(e) for e in mc.events),
+                        "events": " ".join(f"{e:g}" for e in mc.events),
                         "forced_events": " ".join(str(e) for e in mc.forced),
-                        "n_events": len(mc.events), "floors": " ".join(f"{int(t)}:{v:g}" for t, v in mc.floors),
+                        "n_events": len(mc.events), "floors": " ".join(f"{t:g}:{v:g}" for t, v in mc.floors),
                         "floor_slope": mc.floor_slope, "floor_ci_low": mc.floor_low, "floor_ci_high": mc.floor_high,
                         "rate_between_collections": mc.rate, "series_slope": mc.series_slope,
                         "budget_bytes": p["budget_bytes"], "projected_tokens_to_budget": p["tokens"],
@@ -68,19 +70,18 @@ def gc_latency(run) -> list[dict]:
             continue
         a, b = np.asarray(rest_ms, float), np.asarray(ev_ms, float)
         d = float(np.median(b) - np.median(a))
-        lo = hi = None
-        if len(a) >= 2 and len(b) >= 2:
-            lo, hi, _ = boot((a, b), lambda x, y, axis=-1: np.median(y, axis=axis) - np.median(x, axis=axis),
-                             "percentile", CONFIDENCE, SEED)
+        lo, hi, how = median_diff_ci(a, b, CONFIDENCE, SEED)
         out.append({"group": key.label, "n_event": len(b), "n_rest": len(a), "event_median": float(np.median(b)),
-                    "rest_median": float(np.median(a)), "diff": d, "low": lo, "high": hi,
-                    "significant": None if lo is None else bool(lo > 0 or hi < 0)})
+                    "rest_median": float(np.median(a)), "diff": d, "low": lo, "high": hi, "ci_method": how,
+                    "significant": None if lo is None or lo == hi else bool(lo > 0 or hi < 0)})
     return out
 
 
 def numbers(tables, run) -> dict | None:
-    """``{"rows", "gc_latency", "budget_bytes", "kinds", "events"}`` (``events``: cell → natural and
-    forced collection event tokens) or None when no ok cell has a memory series."""
+    """``{"rows", "gc_latency", "budget_bytes", "kinds", "events", "bind_group_cache"}`` (``events``:
+    cell → natural and forced collection event tokens; ``bind_group_cache``: configurations whose
+    bind group cache keeps growing, :mod:`harness.stats.workloads.bind_group_cache`, or None) or
+    None when no ok cell has a memory series."""
     budget = (tables.manifest.get("parameters") or {}).get("memory_budget_bytes")
     r = rows(run, budget)
     if not r:
@@ -94,4 +95,5 @@ def numbers(tables, run) -> dict | None:
         if c.status == "ok":
             natural, forced = cell_events(c)
             events[c.cell] = {"natural": natural, "forced": forced}
-    return {"rows": r, "gc_latency": gc_latency(run), "budget_bytes": budget, "kinds": kinds, "events": events}
+    return {"rows": r, "gc_latency": gc_latency(run), "budget_bytes": budget, "kinds": kinds, "events": events,
+            "bind_group_cache": bind_group_cache.numbers(tables, run)}

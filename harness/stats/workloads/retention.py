@@ -1,7 +1,8 @@
 """Numbers of the report sections "Bind group retention per engine" and "onnxruntime-web".
 
 Retention: per cell, live GPUBindGroup wrappers over tokens, collection events (steps in which
-the engine's GC collected bind groups — the sudden drops), modeled native memory of live bind
+the engine's GC collected bind groups — the sudden drops; :func:`harness.stats.memory.collections`,
+the one place GC events come from), modeled native memory of live bind
 groups under emulated WebGPU, measured content-process RSS, and the token at which
 ``--memory-budget`` would have been exceeded, and (emulated) the token at which the modeled
 bytes would reach that budget if they keep growing as classified (harness/stats/memory.py). The onnxruntime field report's Safari figures
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.stats.memory import cell_classes, projection
+from harness.stats.memory import collections, memory_of, projection
 from harness.tables import CONTENT_PROCESS_TYPES
 
 #: What the onnxruntime field report saw in Safari (references.md). Reported, not measured here.
@@ -31,17 +32,6 @@ FIELD_REPORT = {
     "forced_gc_every": 16,
     "forced_gc_mb": 32,
 }
-
-
-def collection_events(steps: pd.DataFrame) -> pd.Series:
-    """Bind groups collected per step, for the steps in which any were (a collection event):
-    a Series indexed like ``steps`` (one cell's steps.csv rows, ordered by step). Collections
-    during token 0 count as an event of token 0."""
-    collected = steps["bind_groups_collected"].astype(float)
-    rose = collected.diff()
-    if len(rose):
-        rose.iloc[0] = collected.iloc[0]
-    return rose[rose > 0]
 
 
 def content_rss_by_token(tables, cell: str) -> pd.Series:
@@ -59,7 +49,7 @@ def modeled_projection(cell, budget: float | None, warmup: int = 1) -> dict | No
     ``budget`` (``--memory-budget``) by its class (:func:`harness.stats.memory.projection`: the
     floor slope for retained growth, the rate between collections for growing-until-collected,
     none for bounded), with ``kind``; None when the cell has no modeled bytes."""
-    mc = cell_classes(cell, warmup).get("modeled_native_bytes") if cell is not None else None
+    mc = memory_of(cell, warmup).classes.get("modeled_native_bytes") if cell is not None else None
     if mc is None:
         return None
     return {**projection(mc, budget), "kind": mc.kind}
@@ -78,7 +68,7 @@ def retention_rows(tables, run=None) -> list[dict]:
     for _, row in cells.iterrows():
         c = st[st["cell"] == row["cell"]].sort_values("step")
         emulated = row["webgpu"] == "emulated" and c["modeled_native_bytes"].notna().any()
-        events = collection_events(c)
+        events = collections(c, "bind_groups_collected")  # the worker's GC events (harness/stats/memory.py)
         rows.append({
             "cell": row["cell"], "row": row.to_dict(), "emulated": bool(emulated),
             "bg_per_token": c["create_bind_group"].iloc[1:].median() if len(c) > 1 else None,
@@ -86,7 +76,7 @@ def retention_rows(tables, run=None) -> list[dict]:
             "gc_events": int(len(events)), "per_event": float(events.mean()) if len(events) else None,
             "modeled_max": row.get("modeled_native_bytes_max") if emulated else None,
             "rss_max": row.get("content_rss_bytes_max"), "killed": row.get("would_be_killed_at_token"),
-            "budget": row.get("memory_budget_bytes"),
+            "budget": row.get("memory_budget_bytes"), "budget_counted_max": row.get("memory_budget_counted_bytes_max"),
             "projection": modeled_projection(data.get(row["cell"]), row.get("memory_budget_bytes")
                                              if pd.notna(row.get("memory_budget_bytes")) else None, warmup)
             if emulated else None,

@@ -88,7 +88,9 @@ var WebGPUHarnessInject = (() => {
       { "name": "buffer_bytes_created", "unit": "bytes", "what": "createBuffer sizes so far", "optional": true },
       { "name": "buffer_bytes_destroyed", "unit": "bytes", "what": "bytes of buffers destroyed (destroy(), or their device destroyed or lost)", "optional": true },
       { "name": "buffer_bytes_collected", "unit": "bytes", "what": "bytes of buffers the GC collected before they were destroyed", "optional": true },
-      { "name": "buffer_bytes_live", "unit": "bytes", "what": "created − destroyed − collected", "optional": true, "signed": true }
+      { "name": "buffer_bytes_live", "unit": "bytes", "what": "created − destroyed − collected", "optional": true, "signed": true },
+      { "name": "buffers_destroyed", "unit": "buffers", "what": "GPUBuffers destroyed so far (destroy(), or their device destroyed or lost)", "optional": true },
+      { "name": "buffers_not_destroyed", "unit": "buffers", "what": "created − destroyed − collected before being destroyed: buffers still holding their memory", "optional": true, "signed": true }
     ]
   );
   var COUNTER_NAMES = COUNTERS.map((c) => c.name);
@@ -256,15 +258,24 @@ var WebGPUHarnessInject = (() => {
     buffersCollected: 0,
     bufferBytesCreated: 0,
     bufferBytesDestroyed: 0,
-    bufferBytesCollected: 0
+    bufferBytesCollected: 0,
+    // buffers by count, as bytes: destroyed, and collected before being destroyed (a wrapper of a
+    // destroyed buffer that is collected later frees nothing more: it is not counted again)
+    buffersDestroyed: 0,
+    buffersGoneCollected: 0
   };
   var recordOf = /* @__PURE__ */ new WeakMap();
   var recordsOf = /* @__PURE__ */ new WeakMap();
   function gone(record, how) {
     if (record.gone) return;
     record.gone = how;
-    if (how === "collected") live.bufferBytesCollected += record.size;
-    else live.bufferBytesDestroyed += record.size;
+    if (how === "collected") {
+      live.bufferBytesCollected += record.size;
+      live.buffersGoneCollected += 1;
+    } else {
+      live.bufferBytesDestroyed += record.size;
+      live.buffersDestroyed += 1;
+    }
     recordsOf.get(record.device)?.delete(record);
   }
   function deviceGone(device) {
@@ -319,7 +330,9 @@ var WebGPUHarnessInject = (() => {
       buffer_bytes_created: live.bufferBytesCreated,
       buffer_bytes_destroyed: live.bufferBytesDestroyed,
       buffer_bytes_collected: live.bufferBytesCollected,
-      buffer_bytes_live: live.bufferBytesCreated - live.bufferBytesDestroyed - live.bufferBytesCollected
+      buffer_bytes_live: live.bufferBytesCreated - live.bufferBytesDestroyed - live.bufferBytesCollected,
+      buffers_destroyed: live.buffersDestroyed,
+      buffers_not_destroyed: live.buffersCreated - live.buffersDestroyed - live.buffersGoneCollected
     };
   }
 

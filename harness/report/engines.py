@@ -8,7 +8,7 @@ The series are the ones the growth slopes are fitted to (:func:`harness.stats.ce
 here from token 0 so the warm-up shows); the growth is the statistics' own estimate
 (harness/stats/run.py: Theil–Sen over every repetition, Sen's CI), chosen, not recomputed.
 Chromium's several processes of one type are summed per sampling round (as ``memory.csv``'s
-per-type totals); which process type plays which role: :data:`harness.stats.findings.PROCESS_ROLES`.
+per-type totals); which process type plays which role: :data:`harness.report.findings.PROCESS_ROLES`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from harness.report import format as F
 from harness.stats.cells import slope_series
-from harness.stats.finding import NOT_TOKENS, PROCESS_ROLES, Number, env_row
+from harness.report.finding import NOT_TOKENS, PROCESS_ROLES, Number, env_row
 from harness.stats.run import GroupStats, RunStats, available_metrics
 
 
@@ -80,7 +80,7 @@ def numbers(tables, run: RunStats) -> dict | None:
     "unit", "panels": [{"engine", "provenance", "traces": [{cell, variant, repetition, x, y}]}],
     "growth": [{"variant", "cells": {engine: Number | None}}]}]}]}``; None when no engine has a
     memory series. Workloads whose steps are not tokens are left out."""
-    groups = [g for g in run.groups.values() if g.cells and g.key.workload not in NOT_TOKENS]
+    groups = [g for g in run.groups.values() if g.cells and g.key.workload not in NOT_TOKENS and not g.key.part]
     if not groups:
         return None
     settings: dict[tuple, list[GroupStats]] = {}

@@ -1,4 +1,4 @@
-"""The parts findings are made of (harness/stats/findings.py): :class:`Number` (a value with
+"""The parts findings are made of (harness/report/findings.py): :class:`Number` (a value with
 its 95% CI and where ``stats.json`` holds it), :class:`Finding` (one sentence), how a number is
 written (:func:`quantity`), and the helpers that pick a run's configurations, scopes and caveats.
 """
@@ -10,11 +10,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from harness.report import format as F
+from harness.stats.metrics import NOT_TOKENS  # noqa: F401 (report modules read it here too)
 from harness.stats.run import Difference, Estimate, GroupStats, RunStats, clean
 from harness.stats.workloads.dispatch_overhead import adapter_class
 
-#: Workloads whose steps are not generated tokens (dispatch-overhead: one step per method run).
-NOT_TOKENS = ("dispatch-overhead",)
 #: Unfused → fused variant pairs of decode-loop (harness/stats/workloads/dispatch_overhead.py).
 FUSION_PAIRS = (("fresh", "fused"), ("reuse", "fused-reuse"))
 #: Process types by role (memory.csv ``process_type``): the process that hosts the page and its
@@ -102,7 +101,10 @@ class Finding:
 
 def quantity(n: Number) -> str:
     """How a finding's number is written: ``42``, ``6.14 [-0.5, 16.2]``, ``12.3 KiB/token [...]``,
-    ``-100%``, ``+7.4% [-10.7%, +22.8%]``; ``(n=1, no interval)`` when one repetition gave none."""
+    ``-100%``, ``+7.4% [-10.7%, +22.8%]``; ``(n=1, no interval)`` when one repetition gave none;
+    what is missing (``too few samples (n=4; needs 10)``) when too few points stood behind it."""
+    if n.value is None and n.ci_method.startswith("too few"):
+        return n.ci_method  # what is missing, never a bare dash
     if n.unit == "relative":
         if n.value is None:
             return F.MISSING
@@ -116,6 +118,8 @@ def quantity(n: Number) -> str:
         text += f" {n.unit}"
     if n.ci_low is None and n.n_reps == 1 and n.ci_method in ("", "none", "t"):
         text += " (n=1, no interval)"
+    elif n.ci_low is None and n.ci_method.startswith("too few"):
+        text += f" ({n.ci_method}: no interval)"
     return text
 
 
@@ -158,12 +162,14 @@ def env_row(g: GroupStats) -> dict:
 
 def scope(g: GroupStats, show_params: set[str] | None = None) -> str:
     """``chromium 156 · google swiftshader · real WebGPU — decode-loop@tiny`` (and the
-    parameters named in ``show_params``)."""
+    parameters named in ``show_params``; ``, steps with size_bytes=256`` for one value of a list
+    parameter)."""
     k = g.key
     params = {p: v for p, v in json.loads(k.params or "{}").items() if p in (show_params or set())}
     extra = " " + ", ".join(f"{p}={v}" for p, v in params.items()) if params else ""
     profile = f"@{k.profile}" if k.profile not in ("", "default") else ""
-    return f"{F.provenance(env_row(g))} — {k.workload}{profile}{extra}"
+    part = f", steps with {k.part}" if k.part else ""  # one value of a list parameter (never pooled)
+    return f"{F.provenance(env_row(g))} — {k.workload}{profile}{extra}{part}"
 
 
 def time_flags(g: GroupStats) -> list[str]:

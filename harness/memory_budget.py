@@ -1,0 +1,53 @@
+"""summary.csv's memory-budget columns (``--memory-budget``): the token at which the content
+process would be killed, and how near a budget not crossed came. The content process is where
+WebKit charges a page's bind groups and buffers (references.md: BindGroup.mm; the field report:
+iOS killed the page at 2,048 MB)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from harness.process_types import CONTENT_PROCESS_TYPES, PROCESS_SOURCES
+
+
+def content_samples(memory: pd.DataFrame) -> pd.DataFrame:
+    """psutil samples of content processes (renderer / WebKitWebProcess / WebContent): the
+    largest single one per sampling round — the process a jetsam limit would kill."""
+    m = memory[memory["source"].isin(PROCESS_SOURCES) & memory["process_type"].isin(CONTENT_PROCESS_TYPES)]
+    return m.groupby(["cell", "time_s"], as_index=False).agg(rss_bytes=("rss_bytes", "max"), token=("token", "max"),
+                                                             footprint_bytes=("footprint_bytes", "max"))
+
+
+def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, budget: int | None) -> None:
+    """Fill ``would_be_killed_at_token``: the first token at which the content process's RSS
+    (measured, psutil; the largest content process) plus the modeled native bytes of live bind groups
+    and of buffers (emulated WebGPU only; buffer bytes less those the emulation holds as JS
+    ArrayBuffers, which the RSS already has) exceeds ``budget`` bytes — iOS killed the page at 2,048 MB in the onnxruntime field report
+    (references.md). The RSS used for a token is the largest sampled while that token was the
+    last one reached. ``memory_budget_counted_bytes_max``: the largest sum the budget was
+    compared with — or, where content samples were not placed on a token, their largest plus
+    the largest modeled bytes — None when neither was measured: how near a budget not crossed came."""
+    summary["memory_budget_bytes"] = budget
+    summary["memory_budget_counted_bytes_max"] = None
+    if not budget:
+        return
+    content = content_samples(memory)
+    killed, counted = [], []
+    for _, row in summary.iterrows():
+        s = steps[steps["cell"] == row["cell"]].set_index("step")
+        c = content[content["cell"] == row["cell"]].dropna(subset=["token"])
+        # macOS: the physical footprint is what jetsam counts (harness/probe/footprint.py)
+        col = "footprint_bytes" if c["footprint_bytes"].notna().any() else "rss_bytes"
+        rss = c.groupby("token")[col].max().reindex(s.index).ffill().fillna(0) if len(s) else pd.Series(dtype=float)
+        modeled = s["modeled_native_bytes"].fillna(0) if len(s) else pd.Series(dtype=float)
+        if len(s):
+            modeled = modeled + (s["modeled_buffer_bytes"].fillna(0) - s["buffer_contents_js_bytes"].fillna(0)).clip(lower=0)
+        over = (rss + modeled) > budget
+        killed.append(int(over.idxmax()) if len(over) and over.any() else None)
+        every = content[content["cell"] == row["cell"]][col].dropna()  # samples not yet placed on a token too
+        measured = len(every) > 0 or (len(s) and s[["modeled_native_bytes", "modeled_buffer_bytes"]].notna().any().any())
+        most = max(float((rss + modeled).max()) if len(s) else 0.0,
+                   (float(every.max()) if len(every) else 0.0) + (float(modeled.max()) if len(s) else 0.0))
+        counted.append(most if measured else None)
+    summary["would_be_killed_at_token"] = pd.array(killed, dtype="Int64")
+    summary["memory_budget_counted_bytes_max"] = counted

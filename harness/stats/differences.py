@@ -1,0 +1,214 @@
+"""Differences between two groups (b − a) of one metric, with 95% intervals and whether they are
+significant (harness/stats/run.py computes them between variants, harness/verdicts/compare.py
+between runs)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+from harness.stats.cells import DEFAULT_WARMUP, CellData, token_values
+from harness.stats.estimate import Estimate, clean, estimate
+from harness.stats.estimators import CONFIDENCE, NO_INTERVAL_N1, block_bootstrap_diff, diff_of_replicates
+from harness.stats.metrics import default_stat, deterministic, metric_kind, metric_unit
+
+
+@dataclass
+class Difference:
+    """``b`` minus ``a`` for one metric: ``diff`` = value(b) − value(a) in the metric's unit with
+    its 95% CI, ``rel`` = value(b) / value(a) − 1 with its CI (``None`` when value(a) is 0).
+    ``a`` / ``b`` are group labels; ``ci_method`` as in :class:`Estimate` (``welch-t`` for cell
+    metrics, ``theil-sen-combined`` for slopes: the two fits' half-widths added in quadrature,
+    an approximation).
+
+    ``significant`` (:func:`significance`): True or False only where the evidence can carry it,
+    else None with ``evidence`` saying what is missing. A measured quantity (times, RSS, JS heap:
+    :func:`harness.stats.metrics.deterministic` false) is compared across repetitions — the
+    block bootstrap or Sen's interval inside one run measures within-run variation only — so it
+    needs 2 repetitions on each side, and is then significant when Welch's t over the
+    per-repetition values (``reps_low``/``reps_high``) excludes 0; so does every growth slope
+    (live objects and modeled bytes grow and fall with the GC's timing). Counts and maxima of
+    live objects, reproducible from run to run, are significant when their interval excludes 0
+    or their ``exact`` difference is not 0. A zero-width interval is never significant. The RSS
+    of the browser's processes (:data:`SHARED_PROCESS_MEMORY`) is never significant: the
+    repetitions of a run share those processes (fresh contexts, one browser)."""
+
+    metric: str
+    unit: str
+    stat: str
+    a: str
+    b: str
+    a_value: float | None
+    b_value: float | None
+    diff: float | None
+    diff_low: float | None
+    diff_high: float | None
+    rel: float | None
+    rel_low: float | None
+    rel_high: float | None
+    ci_method: str
+    significant: bool | None
+    #: repetitions (cells) behind each side
+    reps_a: int = 0
+    reps_b: int = 0
+    #: Welch's t interval of the difference of per-repetition values (measured quantities, 2+ repetitions a side)
+    reps_low: float | None = None
+    reps_high: float | None = None
+    #: what ``significant`` rests on, or what is missing: "1 repetition: within-run only", "2 + 2
+    #: repetitions, Welch's t over per-repetition medians", "exact", "too few samples (n=4; needs 10 on each side)"
+    evidence: str = ""
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (non-finite numbers as ``None``)."""
+        return {k: clean(v) for k, v in asdict(self).items()}
+
+    @property
+    def verdict(self) -> str:
+        """The difference's standing in words: ``significant``, ``not significant``, or what
+        is missing for either (``1 repetition: within-run only``, ``no interval``)."""
+        if self.significant is True:
+            return "significant"
+        if self.significant is False:
+            return "not significant"
+        return self.evidence or "no interval"
+
+
+def _rel(b: float, a: float) -> float | None:
+    """(b − a) / |a|: the change relative to a's size, with the sign of the difference (a
+    negative ``a``, e.g. a shrinking slope, never flips it)."""
+    return None if a == 0 else (b - a) / abs(a)
+
+
+def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP,
+               stat: str | None = None, confidence: float = CONFIDENCE, a_label: str = "a",
+               b_label: str = "b", ea: Estimate | None = None, eb: Estimate | None = None) -> Difference | None:
+    """:class:`Difference` of ``metric`` between two groups' cells (``b − a``), ``None`` when
+    either has no data. Token metrics: two-sample bootstrap (independent samples) of
+    ``stat(b) − stat(a)`` and ``stat(b)/stat(a) − 1``. Cell metrics: Welch's t
+    (``scipy.stats.ttest_ind(equal_var=False)``), relative CI = diff CI ÷ value(a). Slopes: see
+    :class:`Difference`. ``ea``/``eb``: the groups' estimates of ``metric`` with this warm-up,
+    stat and confidence when already computed (:meth:`RunStats.estimate`), else computed here."""
+    kind = metric_kind(metric)
+    stat = stat or default_stat(metric)
+    ea = ea if ea is not None else estimate(a_cells, metric, warmup, stat, confidence)
+    eb = eb if eb is not None else estimate(b_cells, metric, warmup, stat, confidence)
+    if ea is None or eb is None or ea.value is None or eb.value is None:
+        return None
+    d = eb.value - ea.value
+    rel = _rel(eb.value, ea.value)
+    lo = hi = rlo = rhi = None
+    how = "none"
+    if kind == "token":
+        xa = np.concatenate([token_values(c, metric, warmup) for c in a_cells])
+        xb = np.concatenate([token_values(c, metric, warmup) for c in b_cells])
+        if np.all(xa == xa[0]) and np.all(xb == xb[0]):
+            if deterministic(metric):
+                lo = hi = d
+                rlo = rhi = rel
+                how = "exact"
+        elif stat not in ("min", "max") and ea.replicates is not None and eb.replicates is not None:
+            # both groups above SUBSAMPLE_TOKENS: their own independent replicates, not drawn again
+            (lo, hi), (rlo, rhi), how = diff_of_replicates(ea.replicates, eb.replicates, len(xa), len(xb),
+                                                           bool(np.all(xa > 0)), confidence)
+        elif stat not in ("min", "max") and len(xa) >= 2 and len(xb) >= 2:
+            (lo, hi), (rlo, rhi), how = block_bootstrap_diff(
+                [token_values(c, metric, warmup) for c in a_cells], [token_values(c, metric, warmup) for c in b_cells],
+                stat, confidence)
+            if ea.value == 0:
+                rlo = rhi = None
+    elif kind == "cell":
+        va, vb = np.asarray(ea.per_rep), np.asarray(eb.per_rep)
+        if len(va) < 2 or len(vb) < 2:
+            how = NO_INTERVAL_N1  # no CI, so never "significant", from one repetition on a side
+        elif np.all(va == va[0]) and np.all(vb == vb[0]) and stat == "mean":
+            if deterministic(metric):
+                lo = hi = d
+                how = "exact"
+        elif stat == "mean" and len(va) >= 2 and len(vb) >= 2:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # near-constant repetitions: precision-loss warning
+                ci = sps.ttest_ind(vb, va, equal_var=False).confidence_interval(confidence)
+            if math.isfinite(ci.low) and math.isfinite(ci.high):
+                lo, hi, how = float(ci.low), float(ci.high), "welch-t"
+        if lo is not None and ea.value != 0:
+            rlo, rhi = lo / abs(ea.value), hi / abs(ea.value)
+    else:
+        if None not in (ea.ci_low, ea.ci_high, eb.ci_low, eb.ci_high):
+            below = math.hypot(eb.value - eb.ci_low, ea.ci_high - ea.value)
+            above = math.hypot(eb.ci_high - eb.value, ea.value - ea.ci_low)
+            lo, hi, how = d - below, d + above, "theil-sen-combined"
+            if ea.value != 0:
+                rlo, rhi = lo / abs(ea.value), hi / abs(ea.value)
+    out = Difference(metric, metric_unit(metric), stat, a_label, b_label, ea.value, eb.value, d, lo, hi,
+                     rel, rlo, rhi, how, None, ea.n_reps, eb.n_reps)
+    significance(out, ea, eb, confidence)
+    return out
+
+
+#: Metrics of the browser's processes (psutil RSS per process type): shared by every repetition
+#: of one run (benchmarks/aa_significance.py), so never significant.
+SHARED_PROCESS_MEMORY = ("peak_rss_bytes_", "rss_growth_bytes_per_token_")
+
+
+def _within_run(ra: int, rb: int) -> str:
+    if ra <= 1 and rb <= 1:
+        return "1 repetition: within-run only"
+    return f"{ra} + {rb} repetitions (fewer than 2 on a side): within-run only"
+
+
+def significance(d: Difference, ea: Estimate, eb: Estimate, confidence: float = CONFIDENCE) -> None:
+    """Set ``d.significant``, ``d.evidence`` and, for a measured quantity with 2 repetitions or
+    more on each side, ``d.reps_low``/``d.reps_high`` (see :class:`Difference`)."""
+    lo, hi, how = d.diff_low, d.diff_high, d.ci_method
+    if how == "exact":
+        d.significant, d.evidence = bool(d.diff != 0), "exact"
+        return
+    if how.startswith("too few") or how == NO_INTERVAL_N1:
+        d.significant, d.evidence = None, how
+        return
+    if deterministic(d.metric) and metric_kind(d.metric) != "slope":  # a growth slope rests on GC timing: measured
+        if lo is None:
+            d.evidence = "no interval"
+        elif lo == hi:
+            d.evidence = "zero-width interval"
+        else:
+            d.significant = bool(lo > 0 or hi < 0)
+            d.evidence = how
+        return
+    if d.metric.startswith(SHARED_PROCESS_MEMORY):
+        # the repetitions of a run are fresh contexts in one browser: its processes' memory is one
+        # history, not independent samples (A/A at --repeat 3: 27-48% "significant" for the
+        # renderer's and utility processes' peaks when Welch's t treated them as independent)
+        d.evidence = ("process memory: every repetition of a run shares the browser's processes, not independent "
+                      "samples: no significance")
+        return
+    if metric_kind(d.metric) == "cell":  # Welch's t over repetitions already
+        if lo is None or lo == hi:
+            d.evidence = "no interval" if lo is None else "zero-width interval"
+        else:
+            d.significant, d.evidence = bool(lo > 0 or hi < 0), f"{d.reps_a} + {d.reps_b} repetitions, Welch's t"
+        return
+    if min(d.reps_a, d.reps_b) < 2:
+        d.evidence = _within_run(d.reps_a, d.reps_b)
+        return
+    va = np.asarray([v for v in ea.per_rep if v is not None], float)
+    vb = np.asarray([v for v in eb.per_rep if v is not None], float)
+    what = f"per-repetition {ea.stat}s" if ea.stat != "slope" else "per-repetition slopes"
+    if min(len(va), len(vb)) < 2:
+        d.evidence = _within_run(len(va), len(vb))
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # near-constant repetitions: precision-loss warning
+        ci = sps.ttest_ind(vb, va, equal_var=False).confidence_interval(confidence)
+    if not (math.isfinite(ci.low) and math.isfinite(ci.high)) or ci.low == ci.high:
+        d.evidence = f"{len(va)} + {len(vb)} repetitions: no spread between them, no interval"
+        return
+    d.reps_low, d.reps_high = float(ci.low), float(ci.high)
+    d.significant = bool(ci.low > 0 or ci.high < 0)
+    d.evidence = f"{len(va)} + {len(vb)} repetitions, Welch's t over {what}"
+
+
