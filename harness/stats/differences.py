@@ -12,7 +12,7 @@ import numpy as np
 from scipy import stats as sps
 
 from harness.stats.cells import DEFAULT_WARMUP, CellData, token_values
-from harness.stats.estimate import Estimate, clean, estimate
+from harness.stats.estimates import Estimate, clean, estimate
 from harness.stats.estimators import CONFIDENCE, NO_INTERVAL_N1, block_bootstrap_diff, diff_of_replicates
 from harness.stats.metrics import default_stat, deterministic, metric_kind, metric_unit
 

@@ -40,7 +40,7 @@ from itertools import combinations
 
 from harness.stats.cells import DEFAULT_WARMUP, CellData, GroupKey, cells_of, groups_of, list_split, parts_of
 from harness.stats.differences import Difference, difference
-from harness.stats.estimate import Estimate, clean, estimate  # noqa: F401 (the package's API)
+from harness.stats.estimates import Estimate, clean, estimate  # noqa: F401 (the package's API)
 from harness.stats.estimators import CONFIDENCE, MIN_TOKENS, N_RESAMPLES, SEED, SUBSAMPLE_TOKENS
 from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, NOT_TOKENS, OTHER_METRICS, STEP_SLOPES,
                                    TOKEN_METRICS, default_stat, metric_kind)
