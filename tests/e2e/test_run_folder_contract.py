@@ -12,7 +12,8 @@ from conftest import REPO
 
 
 #: Names in RESULTS.md's rows that are values (memory.csv ``source`` and ``process_type``), not columns.
-VALUES = {"psutil", "footprint", "cdp", "uasm", "browser", "renderer", "utility", "zygote", "worker", "page"}
+VALUES = {"psutil", "footprint", "cdp", "uasm", "browser", "renderer", "utility", "zygote", "worker", "page",
+          "app", "frame", "t_ms"}   # a command, a realm label and a samples.jsonl field named in the rows
 
 
 def _documented() -> dict[str, list[str]]:
