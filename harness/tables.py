@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.store import catalog
-from harness.store.runfolder import read_manifest, read_samples
+from harness.store.runfolder import read_manifest, scan_samples, settle
 
 #: Probe counter name → steps.csv column, in column order (web/probes/catalog.js).
 COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}
@@ -80,8 +80,12 @@ def build(run_dir: Path) -> Tables:
     step_rows, mem_rows, event_rows, gc_rows = [], [], [], []
     env: dict[str, dict] = {}
     results: dict[str, dict] = {}
-    skipped: list[str] = []
-    for s in read_samples(run_dir, skipped):
+    samples, bad = scan_samples(run_dir)
+    skipped = [str(b) for b in bad]
+    # each cell's status as its samples carry it: the manifest's word is not taken alone (a
+    # damaged or edited folder is incomplete or failed, never ok: harness/store/runfolder.py)
+    settled = settle(manifest.get("cells", []), samples, bad)
+    for s in samples:
         cell = cells.get(s.get("cell"), {})
         keys = {k: cell.get(k) for k in CELL_KEYS}
         kind = s.get("kind")
@@ -143,14 +147,15 @@ def build(run_dir: Path) -> Tables:
     if len(memory):
         memory["token"] = memory.groupby("cell")["token"].ffill()
     events = pd.DataFrame(event_rows, columns=["cell", "kind", "received_s", "message", "detail"])
-    summary = _summary(manifest, steps, memory, env)
+    summary = _summary(manifest, steps, memory, env, settled)
     summary["engine"] = [engine_label(results.get(c, {})) for c in summary["cell"]]
     budget = (manifest.get("parameters") or {}).get("memory_budget_bytes")
     _jetsam(summary, steps, memory, budget)
     return Tables(summary, steps, memory, manifest, env, events, results, pd.DataFrame(gc_rows, columns=GC_COLUMNS))
 
 
-def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dict) -> pd.DataFrame:
+def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dict,
+             settled: dict[str, tuple[str, str]] | None = None) -> pd.DataFrame:
     rows = []
     for c in manifest.get("cells", []):
         s = steps[steps["cell"] == c["cell"]]
@@ -158,7 +163,9 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         row = {k: c.get(k) for k in ("cell", "browser", "browser_version", "adapter", "webgpu", "workload",
                                      "variant", "profile", "repetition", "tokens", "status", "reason")}
         row.update({k: c.get(k) or None for k in PROVENANCE_COLUMNS})
-        if row["status"] == "pending":  # the harness was killed (SIGKILL) mid-run, or is still running
+        if settled is not None and c["cell"] in settled:
+            row["status"], row["reason"] = settled[c["cell"]]
+        elif row["status"] == "pending":  # the harness was killed (SIGKILL) mid-run, or is still running
             row["status"] = "failed"
             row["reason"] = (f"not finished when this folder was analysed (the harness was killed, or is still "
                              f"running); {len(s)} steps were received and kept")

@@ -74,6 +74,25 @@ def bad_input() -> Iterator[None]:
         fail(str(exc))
 
 
+@contextmanager
+def disk_errors(folder: Path) -> Iterator[None]:
+    """A write that failed (a full disk: ``<file>: no space left on device``; a folder that
+    turned read-only) as one line and exit 1; what was written before stays readable
+    (harness/store/files.py writes by temporary file and rename)."""
+    from harness.store.files import DiskFull
+
+    try:
+        yield
+    except DiskFull as exc:
+        err.print(f"error: {exc}; {folder} keeps what was written before (run `webgpu-harness report {folder}` "
+                  "once there is space)", highlight=False, markup=False, emoji=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+    except OSError as exc:
+        err.print(f"error: cannot write {exc.filename or folder}: {exc.strerror or exc}", highlight=False,
+                  markup=False, emoji=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
 def timestamped(base: Path, suffix: str = "") -> Path:
     """``base/<YYYYmmdd-HHMMSS><suffix>``: the default folder of a new run or comparison."""
     return base / (datetime.now().strftime("%Y%m%d-%H%M%S") + suffix)
@@ -243,7 +262,7 @@ def finish(run_dir: Path, budgets=(), summary: bool = True):
     :class:`harness.pipeline.Analysis`."""
     from harness import pipeline
 
-    with bad_input():
+    with bad_input(), disk_errors(run_dir):
         analysis, paths = pipeline.analyse_and_write(run_dir, budgets)
     if summary:
         print_summary(analysis)

@@ -10,8 +10,8 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import (bad_input, compare_dir, console, print_budgets, print_comparison, timestamped,
-                                update_index)
+from harness.cli.common import (bad_input, compare_dir, console, disk_errors, print_budgets, print_comparison,
+                                timestamped, update_index)
 from harness.stats.cells import DEFAULT_WARMUP
 
 
@@ -37,7 +37,8 @@ def compare(
         if (out / "compare.json").exists():
             raise PlanError(f"{out} already holds a comparison; choose another --output")
         analysis = pipeline.analyse(run_b, budgets, baseline=run_a, out_dir=out, warmup=warmup)
-    paths = pipeline.write(analysis)
+    with bad_input(), disk_errors(out):
+        paths = pipeline.write(analysis)
     print_comparison(analysis.comparison)
     print_budgets(analysis.budgets)
     console.print(f"compare: {paths['compare.html']}")

@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import bad_input, print_budgets, print_differences, print_summary, say, update_index
+from harness.cli.common import bad_input, disk_errors, print_budgets, print_differences, print_summary, say, update_index
 
 
 def report(
@@ -25,7 +25,7 @@ def report(
     from harness.plan import PlanError
     from harness.verdicts import budgets as B
 
-    with bad_input():
+    with bad_input(), disk_errors(output or run_dir):
         budgets = B.load(list(budget or []))
         if output is not None:
             for p in (output, *output.parents):
