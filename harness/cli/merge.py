@@ -33,6 +33,9 @@ def merge(
         manifest = do_merge(list(runs), out, label, argv=sys.argv)
     for s in manifest["merged_from"]:
         say(f"  {s['label']}: {s['cells']} cells from {s['dir']} · {s['os']} · {s['cpu']}")
+        if s.get("lines_left_out"):
+            say(f"    samples.jsonl lines left out (not samples): {'; '.join(s['lines_left_out'][:3])}"
+                + (" …" if len(s["lines_left_out"]) > 3 else ""))
     analysis = finish(out, budgets)
     if analysis.failed_budgets:
         raise typer.Exit(1)
