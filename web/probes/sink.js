@@ -3,9 +3,13 @@
 // POST /api/cells/<cell>/samples with {"src", "queue", "samples": [...]} (harness/serve/samples.py):
 //  - every sample gets `n`, this sender's sequence number (1, 2, 3… in the order posted), and
 //    `t_ms` (performance.now() when posted); `src` names this sink (one per worker or page load);
-//  - samples wait in a bounded queue (MAX_QUEUE); one request is in flight at a time and carries
-//    everything queued when it leaves (at most MAX_BATCH samples, MAX_BATCH_BYTES), so under load
-//    the queue stays about one round trip deep instead of growing with the run;
+//  - samples wait in a bounded queue (MAX_QUEUE); up to MAX_IN_FLIGHT requests are in flight at
+//    once, each carrying everything queued when it leaves (at most MAX_BATCH samples,
+//    MAX_BATCH_BYTES): a step leaves as soon as it is made unless MAX_IN_FLIGHT requests are
+//    already out, so its delay is one round trip, not the one ahead of it too; under load the
+//    requests grow instead of multiplying. Requests of one sink can arrive out of order (each
+//    has its own connection): the server holds one that overtook an earlier one until that one
+//    was written (harness/serve/app.py), so samples.jsonl keeps the sink's order;
 //  - a request that fails (network error, the browser's network process restarting, 5xx, 408,
 //    429, 503 from a busy server) is sent again, the same batch, after a back-off of 50 ms doubling
 //    to 2 s, until it is answered; the store drops a second copy of an (src, n) it already has;
@@ -13,10 +17,11 @@
 //    recorded why); other 4xx (403 wrong token, 404 unknown cell, 413 too big) lose the batch,
 //    and the store sees the jump in `n` (a `gap`) when the next batch arrives;
 //  - queue full: the sample is dropped but still numbered, so the gap shows in the run.
-// A crash of the worker or page loses at most what was not yet answered: the batch in flight
-// and the samples queued behind it (each line's `queue` says how many were unanswered — its
-// batch and those behind it — when its batch left; RESULTS.md). `flush()` resolves when everything posted so far was answered;
-// `post()` returns a promise that resolves when that sample was.
+// A crash of the worker or page loses at most what was not yet answered: the batches in flight
+// and the samples queued behind them (each line's `queue` says how many were unanswered — the
+// batches in flight, its own and those queued behind it — when its batch left; RESULTS.md).
+// `flush()` resolves when everything posted so far was answered; `post()` returns a promise that
+// resolves when that sample was (and every sample before it).
 
 /** Most samples in one request (harness/serve/samples.py MAX_SAMPLES_PER_BATCH). */
 export const MAX_BATCH = 512;
@@ -24,6 +29,9 @@ export const MAX_BATCH = 512;
 export const MAX_BATCH_BYTES = 900_000;
 /** Most samples held unsent (harness/serve/samples.py MAX_QUEUE). */
 export const MAX_QUEUE = 10_000;
+/** Most requests in flight at once. Browsers open up to 6 HTTP/1.1 connections per host
+ * (Chromium's and WebKit's per-host limit); 3 leaves room for the page's own fetches. */
+export const MAX_IN_FLIGHT = 3;
 /** Back-off before the k-th retry of a batch (ms): 50 · 2^k, at most RETRY_MAX_MS. */
 export const RETRY_BASE_MS = 50;
 export const RETRY_MAX_MS = 2000;
@@ -49,7 +57,7 @@ export class SampleSink {
     this.n = 0; // last number given
     this.acked = 0; // every sample up to this number was answered (or given up)
     this.queue = []; // [{n, json}]
-    this.sending = false;
+    this.flight = []; // requests in flight, in the order they left: [{last, answered}]
     this.scheduled = false;
     this.waiters = []; // [{n, resolve}]
     this.closed = false;
@@ -89,12 +97,12 @@ export class SampleSink {
   }
 
   kick() {
-    if (this.sending || this.scheduled) return;
+    if (this.scheduled) return;
     this.scheduled = true;
     // samples posted in the same task (a step, a device loss) leave together
     queueMicrotask(() => {
       this.scheduled = false;
-      this.sendAll();
+      this.pump();
     });
   }
 
@@ -110,42 +118,48 @@ export class SampleSink {
     return batch;
   }
 
-  async sendAll() {
-    if (this.sending) return;
-    this.sending = true;
-    try {
-      while (this.queue.length) {
-        const batch = this.take();
-        // queue: samples unanswered as this batch leaves (it and those behind it): what a crash now loses
-        const unanswered = batch.length + this.queue.length;
-        const body = `{"src":${JSON.stringify(this.src)},"queue":${unanswered},"samples":[${batch.map((s) => s.json).join(',')}]}`;
-        for (let attempt = 0; ; attempt++) {
-          let status = 0;
-          try {
-            status = (await this.fetch(this.url, { method: 'POST', headers: this.headers, body })).status;
-          } catch {
-            status = 0; // network error: the request may or may not have arrived
-          }
-          const final = (status >= 200 && status < 300) || (status >= 400 && status < 500 && ![408, 429].includes(status));
-          if (final) {
-            if (status >= 400 && status !== 422) this.failures += 1;
-            break;
-          }
-          if (this.closed) break;
-          this.retries += 1;
-          const wait = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** attempt) * (0.75 + Math.random() / 2);
-          await new Promise((r) => setTimeout(r, wait));
-        }
-        // queue empty: every number given is answered or was dropped (queue full)
-        this.acked = this.queue.length ? batch[batch.length - 1].n : this.n;
+  /** Start requests for what is queued while fewer than MAX_IN_FLIGHT are out. */
+  pump() {
+    while (this.queue.length && this.flight.length < MAX_IN_FLIGHT) {
+      const batch = this.take();
+      // queue: samples unanswered as this batch leaves (in flight, it, those behind it): what a crash now loses
+      const unanswered = this.flight.reduce((a, f) => a + f.size, 0) + batch.length + this.queue.length;
+      const entry = { last: batch[batch.length - 1].n, size: batch.length, answered: false };
+      this.flight.push(entry);
+      const body = `{"src":${JSON.stringify(this.src)},"queue":${unanswered},"samples":[${batch.map((s) => s.json).join(',')}]}`;
+      this.send(body).then(() => {
+        entry.answered = true;
+        // answered in order: a later request answered first waits for the ones ahead of it
+        while (this.flight.length && this.flight[0].answered) this.acked = this.flight.shift().last;
+        if (!this.flight.length && !this.queue.length) this.acked = this.n; // numbers dropped (queue full) too
         this.wake();
-      }
-    } finally {
-      this.sending = false;
+        this.pump();
+      });
     }
-    if (this.closed) {
+    if (this.closed && !this.flight.length && !this.queue.length) {
       this.acked = this.n;
       this.wake();
+    }
+  }
+
+  /** POST one batch until it is answered (module comment: what is final, what is retried). */
+  async send(body) {
+    for (let attempt = 0; ; attempt++) {
+      let status = 0;
+      try {
+        status = (await this.fetch(this.url, { method: 'POST', headers: this.headers, body })).status;
+      } catch {
+        status = 0; // network error: the request may or may not have arrived
+      }
+      const final = (status >= 200 && status < 300) || (status >= 400 && status < 500 && ![408, 429].includes(status));
+      if (final) {
+        if (status >= 400 && status !== 422) this.failures += 1;
+        return;
+      }
+      if (this.closed) return;
+      this.retries += 1;
+      const wait = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** attempt) * (0.75 + Math.random() / 2);
+      await new Promise((r) => setTimeout(r, wait));
     }
   }
 
