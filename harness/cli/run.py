@@ -59,7 +59,7 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
                memory_interval_ms, step_timeout_s, no_probes, browser_arg, without_flag, webgpu,
                emulation_bytes_per_stage, emulation_page_bytes, emulation_option, model, ort_version,
                memory_budget, workloads_dir=None, ort_dist=None, reach: dict | None = None,
-               gc_checkpoints: int = 0) -> tuple[P.RunPlan, Path]:
+               gc_checkpoints: int = 0, sample_limit: list[str] | None = None) -> tuple[P.RunPlan, Path]:
     """Every run option → ``(plan, run folder)``; ``reach``: the remote-browser and serving
     options (webdriver_url, capabilities, connect, cdp_url, public_url, host, port, https, cert,
     key). Raises :class:`harness.plan.PlanError`."""
@@ -76,6 +76,7 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
                     ("--emulation-page-bytes", emulation_page_bytes)):
         if v is not None and v < 0:
             raise P.PlanError(f"{name} must be >= 0 (got {v})")
+    limits = P.sample_limits(sample_limit)
     budget_bytes = P.parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
     if budget_bytes is not None and budget_bytes < 1 << 20:
         raise P.PlanError(f"--memory-budget {memory_budget!r} is under 1 MiB; give e.g. 2048MB")
@@ -110,7 +111,7 @@ def build_plan(*, browser, workload, variant, profile, tokens, output, headed, b
                      gc_checkpoints=gc_checkpoints, sweeps=sweeps,
                      remote=remote, host=reach.get("host") or "127.0.0.1", port=port,
                      public_url=(reach.get("public_url") or "").rstrip("/") or None,
-                     https=bool(reach.get("https")), tls_files=tls_files)
+                     https=bool(reach.get("https")), tls_files=tls_files, sample_limits=limits)
     return plan, run_dir
 
 
@@ -264,6 +265,7 @@ def run(
     auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="Stop --auto-sample after this long: minutes (default 3), or e.g. 90s."),
     allow_skipped: bool = typer.Option(False, "--allow-skipped", help="Exit 0 even when every cell was skipped (nothing measured); without it such a run exits 1."),
+    sample_limit: Optional[List[str]] = typer.Option(None, "--sample-limit", help="Raise (or lower) a cap on what a page may post, KEY=VALUE (repeatable); KEY is realm. or cell. and samples-per-s, bytes-per-s, samples or bytes. Defaults per realm 2000 samples/s, 8 MiB/s, 1,000,000 samples, 1 GiB; per cell twice that. Samples over a cap are refused and the cell ends incomplete, saying so."),
     webdriver_url: Optional[str] = typer.Option(None, "--webdriver-url", help="Drive browsers through this W3C WebDriver endpoint (Selenium Grid 4, Appium, a device farm, chromedriver, a safaridriver on another Mac) instead of launching them."),
     capabilities: Optional[List[Path]] = typer.Option(None, "--capabilities", help="--webdriver-url: a JSON file of W3C capabilities, one browser each (repeatable); \"webgpu-harness:label\" names its cells."),
     connect: Optional[str] = typer.Option(None, "--connect", help="Drive the browser of a Playwright server (ws://HOST:PORT/, `playwright run-server --unsafe`)."),
@@ -280,35 +282,43 @@ def run(
     from harness.verdicts import budgets as B
 
     sigterm_as_interrupt()
-    with bad_input():
-        budgets = B.load(list(budget or []))
-        sampler = auto_sampler(auto_sample, timeout)
-        plan, run_dir = build_plan(
-            browser=browser, workload=workload, variant=variant, profile=profile, tokens=tokens, output=output,
-            headed=headed, browser_path=browser_path, seed=seed, param=param, repeat=repeat,
-            memory_interval_ms=memory_interval_ms, step_timeout_s=step_timeout_s, no_probes=no_probes,
-            browser_arg=browser_arg, without_flag=without_flag, webgpu=webgpu,
-            emulation_bytes_per_stage=emulation_bytes_per_stage, emulation_page_bytes=emulation_page_bytes,
-            emulation_option=emulation_option, model=model, ort_version=ort_version, memory_budget=memory_budget,
-            workloads_dir=workloads_dir, ort_dist=ort_dist,
-            reach=dict(webdriver_url=webdriver_url, capabilities=capabilities, connect=connect,
-                       cdp_url=cdp_url, public_url=public_url, host=host, port=port, https=https,
-                       cert=cert, key=key),
-            gc_checkpoints=gc_checkpoints)
-        B.check_references(budgets, plan.workloads)
-    if plan.public_url and (warning := reach_plan.insecure_context_warning([plan.public_url])):
-        err.print(f"warning: {warning}", highlight=False, markup=False)
-    ensure_tls(plan)
+    runner = None
+    try:
+        with bad_input():
+            budgets = B.load(list(budget or []))
+            sampler = auto_sampler(auto_sample, timeout)
+            plan, run_dir = build_plan(
+                browser=browser, workload=workload, variant=variant, profile=profile, tokens=tokens, output=output,
+                headed=headed, browser_path=browser_path, seed=seed, param=param, repeat=repeat,
+                memory_interval_ms=memory_interval_ms, step_timeout_s=step_timeout_s, no_probes=no_probes,
+                browser_arg=browser_arg, without_flag=without_flag, webgpu=webgpu,
+                emulation_bytes_per_stage=emulation_bytes_per_stage, emulation_page_bytes=emulation_page_bytes,
+                emulation_option=emulation_option, model=model, ort_version=ort_version, memory_budget=memory_budget,
+                workloads_dir=workloads_dir, ort_dist=ort_dist,
+                reach=dict(webdriver_url=webdriver_url, capabilities=capabilities, connect=connect,
+                           cdp_url=cdp_url, public_url=public_url, host=host, port=port, https=https,
+                           cert=cert, key=key),
+                gc_checkpoints=gc_checkpoints, sample_limit=sample_limit)
+            B.check_references(budgets, plan.workloads)
+        if plan.public_url and (warning := reach_plan.insecure_context_warning([plan.public_url])):
+            err.print(f"warning: {warning}", highlight=False, markup=False)
+        ensure_tls(plan)
+        from harness.drive.runner import Runner
+
+        with bad_input():  # the folder is claimed here: a run started on it meanwhile holds it (exit 2)
+            runner = Runner(plan, run_dir, argv=sys.argv)
+    except KeyboardInterrupt:
+        if runner is not None:
+            runner.discard()
+        err.print("interrupted before any cell started: nothing was recorded", highlight=False, markup=False)
+        raise typer.Exit(130)
     cells, interrupted = [], False
     try:
-        cells = execute(plan, run_dir, sampler)
+        cells = execute(plan, run_dir, sampler, runner=runner)
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: the runner marked unfinished cells failed ("interrupted"); write the
         # tables and the report of what was received, then exit 130.
         interrupted = True
-    if interrupted and not (run_dir / "manifest.json").exists():
-        err.print("interrupted before any cell started: nothing was recorded", highlight=False, markup=False)
-        raise typer.Exit(130)
     try:
         analysis = finish(run_dir, budgets, summary=not interrupted)
     except KeyboardInterrupt:  # interrupted while writing the report: write it again, whole

@@ -6,7 +6,9 @@ Prints one URL per cell, and a QR code of the index page (or of the only cell) f
 ``--cert/--key``; a phone needs it (WebGPU and cross-origin isolation need a secure context)
 and ``--host 0.0.0.0`` (the server binds to loopback unless asked). Stop with Ctrl-C (or
 SIGTERM): the folder is then analysed like a run (harness/pipeline.py); cells never opened are
-recorded as skipped, unfinished ones as failed.
+recorded as skipped, unfinished ones as failed. A full disk stops it too: posts are answered 503
+(the pages retry), unfinished cells fail with ``<file>: no space left on device``, and the report
+of what was received is written where it still fits (else one line names the file).
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ def serve(
     qr: bool = typer.Option(True, "--qr/--no-qr", help="Show the index page's URL as a QR code in the terminal."),
     workloads_dir: Optional[List[Path]] = typer.Option(None, "--workloads-dir", help="A folder of your own workloads (as for run), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS."),
     ort_dist: Optional[Path] = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder or its package folder (as for run)."),
+    sample_limit: Optional[List[str]] = typer.Option(None, "--sample-limit", help="A cap on what a page may post, KEY=VALUE (repeatable; as for run)."),
 ):
     """Serve the workloads for a browser you open yourself; samples are still recorded."""
     require_measure_extra()
@@ -109,10 +112,11 @@ def serve(
         P.check_kv_capacity(wls, profiles, tokens, params)
         extra_roots = P.engine_params(wls, profiles, params, None, None, ort_dist)
         extra_roots.update(served_roots(wls))
+        limits = P.sample_limits(sample_limit)
         run_dir = P.check_new_run_dir(output or timestamped(runs_dir(), "-serve"))
-    plan = P.RunPlan(browsers=[label], workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
-                     workload_params=params, extra_roots=extra_roots)
-    runner = Runner(plan, run_dir, argv=sys.argv)
+        plan = P.RunPlan(browsers=[label], workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
+                         workload_params=params, extra_roots=extra_roots, sample_limits=limits)
+        runner = Runner(plan, run_dir, argv=sys.argv)  # claims the folder (a run meanwhile: exit 2)
     for cell in runner.cells:
         runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan, runner.token))
     runner.write_manifest()
@@ -154,6 +158,11 @@ def serve(
         while True:
             time.sleep(1)
             settle_served_cells(runner)
+            if runner.full():  # nothing more can be recorded: posts get 503 until the server stops
+                err.print(f"error: {runner.full()}: stopping; the report holds what was received",
+                          highlight=False, markup=False, soft_wrap=True)
+                runner.mark_unfinished(runner.full())
+                break
     except KeyboardInterrupt:
         pass
     finally:

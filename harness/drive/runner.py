@@ -9,6 +9,11 @@ the worker reported). Whatever was received stays in ``samples.jsonl``; the cell
 ``device_lost`` sample) before it ended, or ``incomplete`` when it finished but samples were
 lost on the way or steps are missing. Browser processes that exit during a cell are recorded
 (``process_exit`` samples) and named first in a failure's reason.
+
+The run folder is claimed when the runner is made (harness/store/runfolder.py ``claim``: of two
+runs started on one folder, the second gets :class:`RunFolderError`). A full disk fails the cell
+running with ``<file>: no space left on device`` and every cell after it without starting it;
+what was written stays readable (harness/store/store.py keeps a reserve for the cells' ends).
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from harness.probe.registry import PROBES
 from harness.serve import access
 from harness.serve.app import ServerThread, create_app, default_roots
 from harness.serve.urls import runner_url
-from harness.store import environment
+from harness.store import environment, files
+from harness.store.runfolder import claim
 from harness.store.store import SampleStore
 from harness.workloads import Workload
 
@@ -137,11 +143,15 @@ class Runner:
         self.plan = plan
         self.run_dir = Path(run_dir)
         self.progress = progress or (lambda *a: None)
-        self.store = SampleStore(self.run_dir)
         self.cells = plan.cells()
         self.workloads = {w.name: w for w in plan.workloads}
         self.manifest: dict[str, Any] = {**environment.describe(), "argv": argv or [],
                                          "parameters": plan.parameters(), "browsers": {}, "cells": []}
+        # the folder is this run's from here on (a second run on it is refused: RunFolderError)
+        claim(self.run_dir, {**self.manifest, "cells": [asdict(c) for c in self.cells]})
+        self.store = SampleStore(self.run_dir, getattr(plan, "sample_limits", None))
+        #: the first full-disk error of a manifest write (the previous manifest was kept)
+        self.disk_full: files.DiskFull | None = None
         #: the run's token: the runner page's URL carries it, every API call must (access.py)
         self.token = access.new_token()
         #: processes a killed harness left running, ended when this run started
@@ -151,9 +161,33 @@ class Runner:
         self.tls = plan.tls_files
 
     def write_manifest(self) -> None:
+        """Rewrite manifest.json (temporary file and rename). On a full disk the previous one is
+        kept and the error remembered (:attr:`disk_full`): the run goes on to end its cells."""
         self.manifest["cells"] = [asdict(c) for c in self.cells]
-        path = self.run_dir / "manifest.json"
-        path.write_text(json.dumps(self.manifest, indent=2, default=str))
+        try:
+            files.write_atomic(self.run_dir / "manifest.json", json.dumps(self.manifest, indent=2, default=str))
+        except files.DiskFull as exc:
+            self.disk_full = self.disk_full or exc
+
+    def discard(self) -> None:
+        """Give the folder back when nothing was recorded (interrupted before any cell started):
+        close the store and remove what the claim made (manifest.json, an empty samples.jsonl),
+        and the folder if that leaves it empty. A folder with samples is left as it is."""
+        self.store.close()
+        samples = self.run_dir / "samples.jsonl"
+        try:
+            if samples.exists() and samples.stat().st_size:
+                return
+            samples.unlink(missing_ok=True)
+            (self.run_dir / "manifest.json").unlink(missing_ok=True)
+            self.run_dir.rmdir()
+        except OSError:
+            pass
+
+    def full(self) -> str | None:
+        """``<file>: no space left on device`` once the disk filled (samples or manifest), else None."""
+        exc = self.store.full or self.disk_full
+        return str(exc) if exc is not None else None
 
     def run(self, close: bool = True) -> list[Cell]:
         """Run every pending cell. ``close=False`` keeps the sample store open so that
@@ -214,6 +248,9 @@ class Runner:
         try:
             for cell in cells:
                 cell.driver, cell.endpoint = located.driver, located.endpoint
+                if self.full():  # nothing more can be recorded: the cell is not started
+                    self._finish(cell, "failed", f"{self.full()} (not started)")
+                    continue
                 for attempt in range(2):
                     if session is None or session.dead():
                         if session is not None:
@@ -291,6 +328,10 @@ class Runner:
                 if why:
                     self._look_at_processes(session, cell, watched)
                     self._end(cell, state, "failed", f"{why}; {state.steps} steps were received and kept")
+                    return True
+                full = self.full()
+                if full:
+                    self._end(cell, state, "failed", f"{full}; {state.steps} steps were received and kept")
                     return True
                 idle = now - state.last_progress_monotonic
                 limit = self.plan.start_timeout_s if state.env is None else self.plan.step_timeout_s
