@@ -1,0 +1,51 @@
+"""The command line's entry point (``webgpu-harness``, ``python -m harness``): Ctrl-C at any
+moment is one line and exit status 130, never a Python traceback.
+
+Installed before anything heavy is imported (the first seconds of a run import typer, pandas,
+Playwright…): a first Ctrl-C prints ``interrupted`` and unwinds (typer turns it into exit 130;
+commands that measure install their own handler, which writes the report of what was received
+first: harness/cli/run.py ``sigterm_as_interrupt``). Once the command is done, Ctrl-C is
+ignored while the processes the harness started are ended (harness/drive/reaper.py, at most a
+few seconds), so that clean-up is never cut by a traceback either.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+
+def _interrupted(signum, frame) -> None:
+    signal.signal(signal.SIGINT, _again)
+    try:
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    raise KeyboardInterrupt
+
+
+def _again(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); exits with its status."""
+    signal.signal(signal.SIGINT, _interrupted)
+    code = 0
+    try:
+        from harness.cli import app
+
+        app(args=argv, prog_name="webgpu-harness")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            sys.stderr.write(f"{exc.code}\n")
+    except KeyboardInterrupt:  # in an import, before typer runs, or in typer's own start
+        code = 130
+    finally:
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # the clean-up at exit is not cut
+        except ValueError:  # not the main thread (tests calling main in a thread)
+            pass
+    sys.exit(code)
