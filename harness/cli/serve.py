@@ -116,7 +116,8 @@ def serve(
         run_dir = P.check_new_run_dir(output or timestamped(runs_dir(), "-serve"))
         plan = P.RunPlan(browsers=[label], workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
                          workload_params=params, extra_roots=extra_roots, sample_limits=limits)
-        runner = Runner(plan, run_dir, argv=sys.argv)  # claims the folder (a run meanwhile: exit 2)
+        # claims the folder (a run meanwhile: exit 2); the store in this process: serve builds its own app over it
+        runner = Runner(plan, run_dir, argv=sys.argv, collector=False)
     for cell in runner.cells:
         runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan, runner.token))
     runner.write_manifest()
@@ -155,8 +156,11 @@ def serve(
                 "General › About › Certificate Trust Settings")
         if qr:
             show_qr(urls.runner_url(bases[0], runner.cells[0].cell, runner.token) if len(runner.cells) == 1 else urls.index_url(bases[0], runner.token))
+        from harness.drive.base import raise_lost_interrupt
+
         while True:
             time.sleep(1)
+            raise_lost_interrupt()  # a Ctrl-C Python swallowed (a weakref callback) stops serve too
             settle_served_cells(runner)
             if runner.full():  # nothing more can be recorded: posts get 503 until the server stops
                 err.print(f"error: {runner.full()}: stopping; the report holds what was received",
@@ -175,4 +179,4 @@ def serve(
     runner.mark_unfinished("serve stopped before this cell finished")
     runner.write_manifest()
     runner.store.close()
-    finish(run_dir, summary=False)
+    finish(run_dir, summary=False, quiet_disk=runner.full() is not None)  # a full disk was said already

@@ -81,6 +81,8 @@ class AppRunner(Runner):
     The browser loop, launches, manifest and sample store are :class:`Runner`'s."""
 
     plan: AppPlan
+    #: an app's samples come through the injection path in this process, not the run's server
+    uses_collector = False
 
     def run(self, close: bool = True) -> list:
         pending = [c for c in self.cells if c.status == "pending"]

@@ -23,6 +23,10 @@ store keeps the error (:attr:`SampleStore.full`), answers every later page batch
 small reserve (:data:`RESERVE_BYTES`) so that the cells' final status records and manifest can
 still be written.
 
+The module is over 400 lines on purpose: everything that decides what of a page's posts becomes
+a line of samples.jsonl (order, duplicates, gaps, the schema, limits, a full disk) is in one
+place, where one lock guards it.
+
 Liveness: a cell makes *progress* when the worker reports where it is (``env``), a new step, a
 workload ``heartbeat``, or its end; logs, errors, page memory samples and harness samples do not
 count (a hung worker's page keeps posting ``uasm`` samples). The runner times a cell out on
@@ -140,6 +144,17 @@ class CellState:
                              for (src, cap), n in list(self.limited.items())[:3])
             parts.append(f"{self.over_limits:,} sample(s) over the sample limits refused ({what})")
         return "; ".join(parts) or None
+
+
+def step_at(times: list[tuple[float, int]], last: int | None, time_s: float) -> int | None:
+    """The step ended by ``time_s`` given ``times`` ((harness time s, step) of recent steps, in
+    step order) and ``last``, the last step received (:meth:`SampleStore.step_at`)."""
+    if not times:  # steps without a sender clock (t_ms): the last one received
+        return last
+    i = bisect.bisect_right([t for t, _ in times], time_s)
+    if i == 0:  # before the oldest step kept: before the first step, or older than we keep
+        return None if times[0][1] == 0 or len(times) < STEP_TIMES_KEPT else times[0][1] - 1
+    return times[i - 1][1]
 
 
 class SampleStore:
@@ -460,12 +475,7 @@ class SampleStore:
         with self._lock:
             times = list(state.step_times)
             last = state.last_step
-        if not times:  # steps without a sender clock (t_ms): the last one received
-            return last
-        i = bisect.bisect_right([t for t, _ in times], time_s)
-        if i == 0:  # before the oldest step kept: before the first step, or older than we keep
-            return None if times[0][1] == 0 or len(times) < STEP_TIMES_KEPT else times[0][1] - 1
-        return times[i - 1][1]
+        return step_at(times, last, time_s)
 
     def end(self, cell: str, why: str) -> None:
         """Mark ``cell`` ended (``why``: e.g. ``failed``): later samples for it are refused."""
