@@ -20,7 +20,8 @@ from typer.core import TyperCommand
 
 from harness import app_plan as A
 from harness import plan as P
-from harness.cli.common import bad_input, err, exit_on_outcome, finish, require_measure_extra, runs_dir, timestamped
+from harness.cli.common import (bad_input, end_on_full_disk, err, exit_on_outcome, finish, require_measure_extra,
+                                runs_dir, timestamped)
 from harness.cli.run import execute, sigterm_as_interrupt
 from harness.drive.registry import BROWSERS
 
@@ -150,5 +151,6 @@ def app(
         finish(run_dir, budgets, summary=False)
         err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
         raise typer.Exit(130)
+    end_on_full_disk(runner, run_dir, budgets)
     analysis = finish(run_dir, budgets)
     exit_on_outcome(cells, analysis, allow_skipped)

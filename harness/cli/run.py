@@ -22,8 +22,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from harness import plan as P
 from harness import reach as reach_plan
-from harness.cli.common import (bad_input, console, err, exit_on_outcome, finish, require_measure_extra, runs_dir, say,
-                                 timestamped)
+from harness.cli.common import (bad_input, console, end_on_full_disk, err, exit_on_outcome, finish,
+                                 require_measure_extra, runs_dir, say, timestamped)
 from harness.drive.registry import BROWSERS
 from harness.workloads import served_roots
 
@@ -319,11 +319,16 @@ def run(
         # Ctrl-C or SIGTERM: the runner marked unfinished cells failed ("interrupted"); write the
         # tables and the report of what was received, then exit 130.
         interrupted = True
+    if not interrupted:
+        end_on_full_disk(runner, run_dir, budgets)
     try:
         analysis = finish(run_dir, budgets, summary=not interrupted)
     except KeyboardInterrupt:  # interrupted while writing the report: write it again, whole
         interrupted = True
         analysis = finish(run_dir, budgets, summary=False)
+    from harness.drive.base import interrupt_lost
+
+    interrupted = interrupt_lost() or interrupted  # a Ctrl-C Python swallowed while the report was written
     if interrupted:
         err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
         raise typer.Exit(130)
