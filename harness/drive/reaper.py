@@ -229,6 +229,25 @@ def reap_stale() -> list[str]:
     return ended
 
 
+#: what :func:`reap_stale_at_start` ended (harness/entry.py calls it first thing; the runner says it)
+_REAPED_AT_START: list[str] = []
+
+
+def reap_stale_at_start() -> None:
+    """:func:`reap_stale` as the command line starts, remembered for :func:`reaped_since_start`."""
+    try:
+        _REAPED_AT_START.extend(reap_stale())
+    except Exception:  # never stops a command from starting; the runner's own call tries again
+        pass
+
+
+def reaped_since_start() -> list[str]:
+    """What this harness process ended of killed harnesses' leftovers so far (and forget it)."""
+    out = list(_REAPED_AT_START)
+    _REAPED_AT_START.clear()
+    return out
+
+
 def new_group_kwargs() -> dict:
     """``subprocess.Popen`` keywords that start a process in a new session and process group."""
     return {"start_new_session": True}

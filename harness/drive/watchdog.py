@@ -8,7 +8,7 @@ it exits: the watchdog wakes at once, and if the harness's pid file (harness/dri
 still there — the harness did not end its processes itself — ends every group and process it
 lists (SIGTERM, then SIGKILL after :data:`GRACE_S`) and deletes it. WebKitWebDriver, MiniBrowser
 and its web processes (measured: they outlived a SIGKILLed harness by 10–20 s) and Xvfb are
-gone within ~1.5 s. Only psutil and the reaper are imported (it starts in a fraction of a second).
+gone within ~1 s. Only psutil and the reaper are imported (it starts in a fraction of a second).
 
     python -m harness.drive.watchdog HARNESS_PID PID_FILE   (stdin: the pipe)
 """
@@ -22,27 +22,27 @@ import sys
 from pathlib import Path
 
 #: Seconds between SIGTERM and SIGKILL for what a killed harness left (no run to save any more).
-GRACE_S = 1.0
+GRACE_S = 0.5
 
 
 def main(argv: list[str]) -> int:
     harness_pid, pid_file = int(argv[0]), Path(argv[1])
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant for the harness
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal closing with it
+    from harness.drive.reaper import _same, _zombie, end_entries  # now, not once the harness is gone
+
     try:
         while sys.stdin.buffer.read(65536):  # returns b"" once the harness is gone
             pass
     except OSError:
         pass
-    from harness.drive.reaper import _same, end_entries
-
     try:
         doc = json.loads(pid_file.read_text())
     except (OSError, ValueError):
         return 0  # the harness ended its processes and deleted its pid file: nothing to do
     if int(doc.get("harness_pid", -1)) != harness_pid:
         return 0
-    if _same(harness_pid, doc.get("harness_created")):
+    if _same(harness_pid, doc.get("harness_created")) and not _zombie(harness_pid):
         return 0  # it still runs (closed its end by hand): the harness's own clean-up applies
     end_entries(doc.get("entries") or [], GRACE_S)
     try:
