@@ -1,14 +1,15 @@
 """Run every benchmark and print its ratios.
 
-Usage: python -m benchmarks [probe-overhead] [harness-rss] [bind-group-cache] [report-size] [soak] [app-overhead]"""
+Usage: python -m benchmarks [probe-overhead] [harness-rss] [bind-group-cache] [report-size] [soak] [app-overhead]
+[delivery]"""
 
 import sys
 
-from benchmarks import app_overhead, bind_group_cache, harness_rss, probe_overhead, report_size, soak
+from benchmarks import app_overhead, bind_group_cache, delivery, harness_rss, probe_overhead, report_size, soak
 
 ALL = {"probe-overhead": probe_overhead.main, "harness-rss": harness_rss.main,
        "bind-group-cache": bind_group_cache.main, "report-size": report_size.main, "soak": soak.main,
-       "app-overhead": app_overhead.main}
+       "app-overhead": app_overhead.main, "delivery": delivery.main}
 
 names = sys.argv[1:] or list(ALL)
 for name in names:
