@@ -147,8 +147,13 @@ class ChromiumInjector:
 
 
 #: CDP ``Network.ResourceType`` → the Fetch destination it stands for (what Sec-Fetch-Dest would say).
-_DESTS = {"Script": "script", "Document": "document", "Fetch": "empty", "XHR": "empty", "EventSource": "empty",
-          "WebSocket": "websocket", "Stylesheet": "style", "Image": "image", "Font": "font", "Media": "video"}
+#: A worker's own script loads (its ``importScripts``, a module worker's ``import``) are reported as
+#: ``Other`` at the Request stage, without a Sec-Fetch-Dest header yet (measured, Chromium 156): they
+#: run what they load, as a script does; what a page can read the body of (fetch, XHR,
+#: EventSource) is ``Fetch``/``XHR``/``EventSource``.
+_DESTS = {"Script": "script", "Other": "script", "Document": "document", "Fetch": "empty", "XHR": "empty",
+          "EventSource": "empty", "WebSocket": "websocket", "Stylesheet": "style", "Image": "image", "Font": "font",
+          "Media": "video"}
 
 
 def _dest(ev: dict, req: dict) -> str | None:

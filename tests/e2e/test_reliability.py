@@ -225,3 +225,50 @@ def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(tmp_path, delay_s):
         assert "Traceback" not in out + err, err[-3000:]
         said = [x for x in _error_lines(err) if "interrupted" in x]
         assert len(said) == 1, err
+
+
+# ------------------------------------------------------------ 3. the token is not readable by the app
+
+def test_the_apps_own_scripts_cannot_read_the_bootstrap_on_either_path(apps):
+    # issue 23: through the proxy a page read the token out of the bootstrap (fetch) and flooded
+    from playwright.sync_api import sync_playwright
+
+    from harness.drive.chromium import CHROMIUM_FLAGS
+    from harness.drive.inject import ChromiumInjector
+    from harness.serve.injection import InjectionCore
+    from harness.serve.proxy import ReverseProxy
+
+    peek = """async () => {
+        const url = '/__webgpu_harness__/bootstrap.js?kind=page';
+        const f = await fetch(url).then(async (r) => [r.status, await r.text()]).catch((e) => [0, String(e)]);
+        const x = await new Promise((ok) => { const q = new XMLHttpRequest(); q.open('GET', url);
+            q.onload = () => ok([q.status, q.responseText]); q.onerror = () => ok([0, 'error']); q.send(); });
+        return { fetch: f, xhr: x, instrumented: typeof globalThis.__webgpuHarness === 'object' };
+    }"""
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
+        try:
+            for path in ("cdp", "proxy"):
+                core = InjectionCore()
+                ctx = browser.new_context()
+                proxy = None
+                try:
+                    url = f"{apps}/main-thread/?steps=1"
+                    if path == "cdp":
+                        ChromiumInjector(core).attach(browser, ctx)
+                    else:
+                        proxy = ReverseProxy(apps, core).__enter__()
+                        url = proxy.url_for(url)
+                    page = ctx.new_page()
+                    page.goto(url)
+                    got = page.evaluate(peek)
+                finally:
+                    ctx.close()
+                    if proxy is not None:
+                        proxy.__exit__(None, None, None)
+                assert got["instrumented"], (path, got)   # the bootstrap did go in
+                for how in ("fetch", "xhr"):
+                    status, text = got[how]
+                    assert status == 403 and core.token not in text, (path, how, status, text[:200])
+        finally:
+            browser.close()
