@@ -306,6 +306,7 @@ def _gone_within(h: "Harness", seconds: float, since: float) -> tuple[float, dic
         time.sleep(0.05)
 
 
+@pytest.mark.full
 def test_sigkilled_harness_is_cleaned_up_by_its_watchdog_and_its_folder_merges(tmp_path):
     # issue 23: WebKit's processes outlived a SIGKILLed harness by 10-20 s. Its watchdog
     # (harness/drive/watchdog.py) ends them, Xvfb and WebKitWebDriver's groups included, within 2 s
@@ -332,6 +333,7 @@ def test_sigkilled_harness_is_cleaned_up_by_its_watchdog_and_its_folder_merges(t
     assert [c["status"] for c in cells] == ["failed"] and "killed" in cells[0]["reason"]
 
 
+@pytest.mark.full
 def test_a_killed_harness_whose_watchdog_died_too_is_cleaned_up_within_2_s_of_the_next_start(tmp_path):
     h = Harness(tmp_path / "killed", "--browser", "webkit", "--variant", "fresh", "--tokens", "20",
                 "--param", "test_hang_at_step=3", "--step-timeout-s", "60")
