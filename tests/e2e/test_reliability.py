@@ -272,3 +272,30 @@ def test_the_apps_own_scripts_cannot_read_the_bootstrap_on_either_path(apps):
                     assert status == 403 and core.token not in text, (path, how, status, text[:200])
         finally:
             browser.close()
+
+
+# ------------------------------------------------------------ 2. a page over the injection cap
+
+def test_an_app_page_over_the_injection_cap_is_passed_on_and_said_not_instrumented(tmp_path):
+    from fastapi import FastAPI
+    from fastapi.responses import HTMLResponse, Response
+
+    from harness.serve.proxy import INJECT_CAP_BYTES
+
+    compute = (REPO / "tests" / "apps" / "shared" / "compute.js").read_bytes()
+    page = (REPO / "tests" / "apps" / "main-thread" / "page.js").read_bytes()
+    filler = b"<!-- " + b"x" * (INJECT_CAP_BYTES + (1 << 20)) + b" -->"
+    big = (b"<!doctype html><html><head><script src='compute.js'></script></head><body>" + filler
+           + b"<span id='status'></span><pre id='result'></pre><script src='page.js'></script></body></html>")
+    app = FastAPI()
+    app.get("/")(lambda: HTMLResponse(big))
+    app.get("/compute.js")(lambda: Response(compute, media_type="text/javascript"))
+    app.get("/page.js")(lambda: Response(page, media_type="text/javascript"))
+    with Served(app) as up:
+        r = run_cli("app", f"big={up.url}/?steps=3", "-b", "chromium", "--inject", "proxy", "--start-timeout", "30",
+                    run_dir=tmp_path / "big", timeout=600)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stdout[-2000:] + r.stderr[-2000:]
+    (cell,) = json.loads((tmp_path / "big" / "manifest.json").read_text())["cells"]
+    assert cell["status"] == "failed" and cell["reason"].startswith("the app's page was not instrumented: /"), cell
+    assert "over the proxy's 8 MiB injection cap" in cell["reason"]
+    assert any("injection cap" in w["reason"] for w in cell["workers_not_instrumented"]), cell["workers_not_instrumented"]
