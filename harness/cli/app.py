@@ -20,8 +20,8 @@ from typer.core import TyperCommand
 
 from harness import app_plan as A
 from harness import plan as P
-from harness.cli.common import (bad_input, end_on_full_disk, err, exit_on_outcome, finish, require_measure_extra,
-                                runs_dir, timestamped)
+from harness.cli.common import (bad_input, disk_errors, end_on_full_disk, err, exit_on_outcome, finish,
+                                require_measure_extra, runs_dir, timestamped)
 from harness.cli.run import execute, sigterm_as_interrupt
 from harness.drive.registry import BROWSERS
 
@@ -139,6 +139,7 @@ def app(
                 repeat=repeat, output=output, headed=headed, browser_path=browser_path, browser_arg=browser_arg,
                 without_flag=without_flag, memory_interval_ms=memory_interval_ms, memory_budget=memory_budget,
                 sample_limit=sample_limit)
+        with bad_input(), disk_errors(run_dir):
             runner = AppRunner(plan, run_dir, argv=sys.argv)  # claims the folder (a run meanwhile: exit 2)
     except KeyboardInterrupt:
         if runner is not None:

@@ -86,8 +86,10 @@ def disk_errors(folder: Path, quiet: bool = False) -> Iterator[None]:
         yield
     except DiskFull as exc:
         if not quiet:
-            err.print(f"error: {exc}; {folder} keeps what was written before (run `webgpu-harness report {folder}` "
-                      "once there is space)", highlight=False, markup=False, emoji=False, soft_wrap=True)
+            held = (Path(folder) / "manifest.json").is_file() and (Path(folder) / "samples.jsonl").is_file()
+            then = (f"{folder} keeps what was written before (run `webgpu-harness report {folder}` once there is space)"
+                    if held else "nothing was recorded")
+            err.print(f"error: {exc}; {then}", highlight=False, markup=False, emoji=False, soft_wrap=True)
         raise typer.Exit(1) from None
     except OSError as exc:
         err.print(f"error: cannot write {exc.filename or folder}: {exc.strerror or exc}", highlight=False,

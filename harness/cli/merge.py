@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import bad_input, finish, runs_dir, say, timestamped
+from harness.cli.common import bad_input, disk_errors, finish, runs_dir, say, timestamped
 
 
 def merge(
@@ -30,7 +30,8 @@ def merge(
         for p in runs:
             check_run_folder(p)
         out = check_new_run_dir(output or timestamped(runs_dir(), "-merged"))
-        manifest = do_merge(list(runs), out, label, argv=sys.argv)
+        with disk_errors(out):
+            manifest = do_merge(list(runs), out, label, argv=sys.argv)
     for s in manifest["merged_from"]:
         say(f"  {s['label']}: {s['cells']} cells from {s['dir']} · {s['os']} · {s['cpu']}")
         if s.get("lines_left_out"):

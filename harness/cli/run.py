@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from harness import plan as P
 from harness import reach as reach_plan
-from harness.cli.common import (bad_input, console, end_on_full_disk, err, exit_on_outcome, finish,
+from harness.cli.common import (bad_input, console, disk_errors, end_on_full_disk, err, exit_on_outcome, finish,
                                  require_measure_extra, runs_dir, say, timestamped)
 from harness.drive.registry import BROWSERS
 from harness.workloads import served_roots
@@ -305,7 +305,7 @@ def run(
         ensure_tls(plan)
         from harness.drive.runner import Runner
 
-        with bad_input():  # the folder is claimed here: a run started on it meanwhile holds it (exit 2)
+        with bad_input(), disk_errors(run_dir):  # the folder is claimed here: a run started on it meanwhile holds it (exit 2)
             runner = Runner(plan, run_dir, argv=sys.argv)
     except KeyboardInterrupt:
         if runner is not None:

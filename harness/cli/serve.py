@@ -24,7 +24,7 @@ import typer
 
 from harness import plan as P
 from harness import reach as reach_plan
-from harness.cli.common import bad_input, err, fail, finish, require_measure_extra, runs_dir, say, timestamped
+from harness.cli.common import bad_input, disk_errors, err, fail, finish, require_measure_extra, runs_dir, say, timestamped
 from harness.cli.run import sigterm_as_interrupt
 from harness.serve import tls, urls
 from harness.workloads import served_roots
@@ -116,7 +116,8 @@ def serve(
         run_dir = P.check_new_run_dir(output or timestamped(runs_dir(), "-serve"))
         plan = P.RunPlan(browsers=[label], workloads=wls, variants=variants, profiles=profiles, tokens=tokens,
                          workload_params=params, extra_roots=extra_roots, sample_limits=limits)
-        # claims the folder (a run meanwhile: exit 2); the store in this process: serve builds its own app over it
+    # claims the folder (a run meanwhile: exit 2); the store in this process: serve builds its own app over it
+    with bad_input(), disk_errors(run_dir):
         runner = Runner(plan, run_dir, argv=sys.argv, collector=False)
     for cell in runner.cells:
         runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan, runner.token))

@@ -267,8 +267,11 @@ def claim(run_dir: Path, manifest: dict[str, Any], option: str = "--output") -> 
         raise RunFolderError(f"{run_dir} already holds a run; choose another {option}") from None
     try:
         files.write_all(fd, json.dumps(manifest, indent=2, default=str).encode("utf-8"), run_dir / "manifest.json")
-    finally:
+    except BaseException:  # a full disk: the folder is not taken (an empty manifest would hold it)
         os.close(fd)
+        (run_dir / "manifest.json").unlink(missing_ok=True)
+        raise
+    os.close(fd)
 
 
 def describe_environment() -> dict[str, Any]:
