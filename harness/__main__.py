@@ -1,5 +1,5 @@
-"""``python -m harness`` is ``webgpu-harness``."""
+"""``python -m harness`` is ``webgpu-harness`` (harness/entry.py: Ctrl-C at any moment is one line)."""
 
-from harness.cli import app
+from harness.entry import main
 
-app(prog_name="webgpu-harness")
+main()

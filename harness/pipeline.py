@@ -37,16 +37,16 @@ from harness.stats.bands import Band, chart_bands
 from harness.stats.run import RunStats
 from harness.stats.workloads import compute_all
 from harness.stats.workloads.cycles import COLUMNS as CYCLE_COLUMNS
+from harness.store import files
 from harness.store.runfolder import check_run_folder
 from harness.verdicts import budgets as B
 from harness.verdicts import ci_files
 from harness.verdicts.compare import Comparison, compare
 
 #: Files :func:`write` produces for a run folder, in the order they are written.
-RUN_FILES = ("summary.csv", "steps.csv", "memory.csv", "buffers.csv", "stats.json", "differences.csv", "stats.csv",
-             "memory_series.csv", "cycles.csv", "junit.xml", "summary.md", "report.html")
+RUN_FILES = files.RUN_FILES
 #: Files :func:`write` produces for a comparison.
-COMPARE_FILES = ("compare.json", "stats.json", "differences.csv", "junit.xml", "summary.md", "compare.html")
+COMPARE_FILES = files.COMPARE_FILES
 
 
 @dataclass
@@ -121,10 +121,21 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
         notes.append(f"auto-sample: {m['auto_sample']['reason']}")
     measurement = measurement_notes(t.summary, m)
     notes += measurement
+    notes += cell_notes(t)
     bands = {col: chart_bands(run, col) for col in ("create_bind_group", "bind_groups_live", "wall_ms")}
     workloads = compute_all(t, run)
     return Analysis(run_dir, out, t, run, results, workloads, bands, notes=notes,
                     findings=FD.compute(t, run, workloads), engines=E.numbers(t, run), measurement=measurement)
+
+
+def cell_notes(t: T.Tables, limit: int = 20) -> list[str]:
+    """One line per cell that did not end ok or skipped (``cell: status: reason``), for
+    summary.md: a failed, incomplete or over-limit cell says so where CI shows it."""
+    rows = [r for _, r in t.summary.iterrows() if r.get("status") not in ("ok", "skipped")]
+    out = [f"`{r['cell']}`: {r['status']}: {str(r.get('reason') or '')[:400]}" for r in rows[:limit]]
+    if len(rows) > limit:
+        out.append(f"and {len(rows) - limit} more cells not ok (summary.csv)")
+    return out
 
 
 def chart_bundle() -> Path | None:
@@ -142,9 +153,29 @@ def chart_bundle() -> Path | None:
 def write(analysis: Analysis) -> dict[str, Path]:
     """Write every file of ``analysis`` into its ``out_dir``, each once, in the order tables →
     stats → verdicts → report (:data:`RUN_FILES`, or :data:`COMPARE_FILES` for a comparison).
-    Returns file name → path."""
+    Returns file name → path.
+
+    Safely (harness/store/files.py): the files are written into a hidden folder inside
+    ``out_dir`` and then each renamed over its name, so a link at a name is replaced, never
+    written through, and a full disk or an interrupt leaves the previous files whole. Raises
+    :class:`harness.store.runfolder.RunFolderError` before writing anything when a name is a link
+    or not a regular file, :class:`harness.store.files.DiskFull` (naming the file) when the disk
+    fills."""
     out = Path(analysis.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise files.as_disk_full(exc, out) from None
+    names = COMPARE_FILES if analysis.comparison is not None else RUN_FILES
+    files.check_outputs(out, names)
+    with files.staged(out) as stage:
+        written = _write_into(analysis, stage)
+        files.commit(stage, out, written)
+    return {n: out / n for n in written}
+
+
+def _write_into(analysis: Analysis, out: Path) -> list[str]:
+    """Write every file of ``analysis`` into ``out``; returns their names in order."""
     paths: dict[str, Path] = {}
     if analysis.comparison is not None:
         c = analysis.comparison
@@ -161,7 +192,7 @@ def write(analysis: Analysis) -> dict[str, Path]:
             ci_files.markdown(title, None, c.differences, analysis.budgets, analysis.notes, findings=analysis.findings),
             out)
         paths["compare.html"] = render.render_compare(c, out / "compare.html", analysis.budgets, analysis.findings)
-        return paths
+        return list(paths)
     T.write(analysis.tables, out)
     paths.update({n: out / n for n in ("summary.csv", "steps.csv", "memory.csv", "buffers.csv")})
     for p in ci_files.write_stats(out, analysis.stats, budgets=analysis.budgets,
@@ -178,11 +209,15 @@ def write(analysis: Analysis) -> dict[str, Path]:
         ci_files.markdown("webgpu-harness run", analysis.stats, analysis.stats.differences, analysis.budgets,
                           analysis.notes, findings=analysis.findings), out)
     paths["report.html"] = render.render(analysis, out, chart_bundle())
-    return paths
+    return list(paths)
 
 
 def analyse_and_write(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | None = None,
                       out_dir: Path | None = None, warmup: int = S.DEFAULT_WARMUP) -> tuple[Analysis, dict[str, Path]]:
-    """:func:`analyse` then :func:`write`."""
+    """:func:`analyse` then :func:`write` (a folder whose output names are links is refused
+    before anything is analysed)."""
+    out = Path(out_dir) if out_dir is not None else Path(run_dir)
+    if out.is_dir():
+        files.check_outputs(out, COMPARE_FILES if baseline is not None else RUN_FILES)
     a = analyse(run_dir, budgets, baseline, out_dir, warmup)
     return a, write(a)

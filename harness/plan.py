@@ -365,8 +365,11 @@ def check_new_run_dir(path: Path, option: str = "--output") -> Path:
             except OSError as exc:
                 raise PlanError(f"{option} {path}: cannot write in {p} ({exc.strerror or exc}); give another folder") from None
             break
-    if (path / "samples.jsonl").exists() or (path / "manifest.json").exists():
+    if os.path.lexists(path / "samples.jsonl") or os.path.lexists(path / "manifest.json"):
+        if os.path.islink(path / "samples.jsonl") or os.path.islink(path / "manifest.json"):
+            _check_outputs(path)
         raise PlanError(f"{path} already holds a run; choose another {option}")
+    _check_outputs(path)
     return path
 
 
@@ -392,6 +395,35 @@ def check_new_file(path: Path, option: str, suffixes: tuple[str, ...]) -> Path:
     except OSError as exc:
         raise PlanError(f"{option} {path}: cannot write there ({exc.strerror or exc}); give another file") from None
     return path
+
+
+def _check_outputs(path: Path) -> None:
+    """:func:`harness.store.files.check_outputs` as a :class:`PlanError`: no output name of a
+    run may be a link (or a folder, a FIFO) in the folder it will be written to."""
+    from harness.store import files
+
+    if path.is_dir():
+        try:
+            files.check_outputs(path)
+        except files.RunFolderError as exc:
+            raise PlanError(str(exc)) from None
+
+
+def _default_limits():
+    from harness.store.limits import SampleLimits
+
+    return SampleLimits()
+
+
+def sample_limits(items: Iterable[str] | None):
+    """``--sample-limit KEY=VALUE`` items → :class:`harness.store.limits.SampleLimits`. Raises
+    :class:`PlanError` naming the valid keys."""
+    from harness.store import limits
+
+    try:
+        return limits.parse(list(items or []))
+    except ValueError as exc:
+        raise PlanError(str(exc)) from None
 
 
 def check_range(value: float, lo: float, hi: float, option: str) -> None:
@@ -549,6 +581,8 @@ class RunPlan:
     #: serve over https; (certificate, key) PEM files, or None to use the generated ones (serve/tls.py)
     https: bool = False
     tls_files: tuple[Path, Path] | None = None
+    #: what pages may post (harness/store/limits.py; --sample-limit); None: the defaults
+    sample_limits: Any = None
 
     def cells(self) -> list[Cell]:
         """Every cell, per browser in round-robin order: repetition r of every workload × variant
@@ -586,4 +620,5 @@ class RunPlan:
                 **({"remote": {b: {"kind": t.kind, "url": t.url} for b, t in self.remote.items()}}
                    if self.remote else {}),
                 **({"public_url": self.public_url} if self.public_url else {}),
-                **({"https": True} if self.https else {})}
+                **({"https": True} if self.https else {}),
+                "sample_limits": (self.sample_limits or _default_limits()).to_dict()}

@@ -21,7 +21,7 @@ from harness.own_terms import DISPATCH_METHODS, STEP_UNITS, after_first_round, o
 from harness.counter_tables import BUFFER_COLUMNS, RENDER_AND_BINDING_COLUMNS
 from harness.placement import CellClock, attribute_realms, clock_columns, place_gc, place_memory, place_steps, sender
 from harness.store import catalog
-from harness.store.runfolder import read_manifest, read_samples
+from harness.store.runfolder import read_manifest, scan_samples, settle
 
 #: Probe counter name → steps.csv column, in column order (web/probes/catalog.js).
 COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}
@@ -101,10 +101,14 @@ def build(run_dir: Path) -> Tables:
     step_rows, mem_rows, event_rows, gc_rows, buffer_rows = [], [], [], [], []
     env: dict[str, dict] = {}
     results: dict[str, dict] = {}
-    skipped: list[str] = []
+    samples, bad = scan_samples(run_dir)
+    skipped = [str(b) for b in bad]
+    # each cell's status as its samples carry it: the manifest's word is not taken alone (a
+    # damaged or edited folder is incomplete or failed, never ok: harness/store/runfolder.py)
+    settled = settle(manifest.get("cells", []), samples, bad)
     clocks: dict[str, CellClock] = {}
     keys_of: dict = {}  # cell id → its CELL_KEYS values, made once per cell
-    for s in read_samples(run_dir, skipped):
+    for s in samples:
         cell = cells.get(s.get("cell"), {})
         keys = keys_of.get(s.get("cell"))
         if keys is None:
@@ -196,7 +200,7 @@ def build(run_dir: Path) -> Tables:
     memory["footprint_bytes"] = pd.to_numeric(memory["footprint_bytes"])
     place_memory(memory, spans)
     events = pd.DataFrame(event_rows, columns=["cell", "kind", "received_s", "message", "detail"])
-    summary = _summary(manifest, steps, memory, env)
+    summary = _summary(manifest, steps, memory, env, settled)
     clock_columns(summary, clocks)
     if "realms" in summary:
         summary["realms"] = [shares.get(c) or summary.loc[i, "realms"] for i, c in summary["cell"].items()]
@@ -210,7 +214,8 @@ def build(run_dir: Path) -> Tables:
                   place_gc(pd.DataFrame(gc_rows, columns=GC_COLUMNS), spans), buffers)
 
 
-def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dict) -> pd.DataFrame:
+def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dict,
+             settled: dict[str, tuple[str, str]] | None = None) -> pd.DataFrame:
     rows = []
     for c in manifest.get("cells", []):
         s = steps[steps["cell"] == c["cell"]]
@@ -218,7 +223,9 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         row = {k: c.get(k) for k in ("cell", "browser", "browser_version", "adapter", "webgpu", "workload",
                                      "variant", "profile", "repetition", "tokens", "status", "reason")}
         row.update({k: c.get(k) or None for k in PROVENANCE_COLUMNS})
-        if row["status"] == "pending":  # the harness was killed (SIGKILL) mid-run, or is still running
+        if settled is not None and c["cell"] in settled:
+            row["status"], row["reason"] = settled[c["cell"]]
+        elif row["status"] == "pending":  # the harness was killed (SIGKILL) mid-run, or is still running
             row["status"] = "failed"
             row["reason"] = (f"not finished when this folder was analysed (the harness was killed, or is still "
                              f"running); {len(s)} steps were received and kept")

@@ -21,8 +21,8 @@ from typer.core import TyperCommand
 
 from harness import app_plan as A
 from harness import plan as P
-from harness.cli.common import (bad_input, err, exit_on_outcome, finish, output_default, require_measure_extra, runs_dir,
-                                 say, timestamped)
+from harness.cli.common import (bad_input, disk_errors, end_on_full_disk, err, exit_on_outcome, finish, output_default,
+                                require_measure_extra, runs_dir, say, timestamped)
 from harness.cli.run import done_line, execute, sigterm_as_interrupt
 from harness.drive.registry import BROWSERS
 
@@ -54,7 +54,7 @@ class AppCommand(TyperCommand):
 
 def build_plan(*, urls, browser, inject, step_on, webgpu, emulation_option, steps, duration, idle, start_timeout,
                action_timeout, actions, script, repeat, output, headed, browser_path, browser_arg, without_flag,
-               memory_interval_ms, memory_budget) -> tuple[A.AppPlan, Path]:
+               memory_interval_ms, memory_budget, sample_limit=None) -> tuple[A.AppPlan, Path]:
     """Every option of ``app`` → ``(plan, run folder)``. Raises :class:`harness.plan.PlanError`."""
     from harness.serve.injection import check_step_on
 
@@ -75,6 +75,7 @@ def build_plan(*, urls, browser, inject, step_on, webgpu, emulation_option, step
     P.check_range(repeat, 1, 1000, "--repeat")
     P.check_range(memory_interval_ms, 10, 3_600_000, "--memory-interval-ms")
     budget_bytes = P.parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
+    limits = P.sample_limits(sample_limit)
     acts = A.parse_actions(actions)
     script_path = A.check_script(script)
     run_dir = P.check_new_run_dir(output or timestamped(runs_dir()))
@@ -85,7 +86,8 @@ def build_plan(*, urls, browser, inject, step_on, webgpu, emulation_option, step
                      start_timeout_s=start_timeout, webgpu=webgpu, memory_budget_bytes=budget_bytes,
                      emulation_options=P.emulation_options(emulation_option), apps=apps,
                      inject=A.resolve_inject(inject, browsers), step_on=step_on, actions=acts, script=script_path,
-                     steps=steps, duration_s=duration, idle_s=idle, action_timeout_s=action_timeout)
+                     steps=steps, duration_s=duration, idle_s=idle, action_timeout_s=action_timeout,
+                     sample_limits=limits)
     return plan, run_dir
 
 
@@ -116,6 +118,7 @@ def app(
     memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the step at which the content process would exceed it."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/app/*: bind_groups_per_token <= 30') or a .toml file of them (repeatable); exit 1 when one fails."),
     allow_skipped: bool = typer.Option(False, "--allow-skipped", help="Exit 0 even when every cell was skipped (no realm made a GPUDevice); without it such a run exits 1, as for run."),
+    sample_limit: Optional[List[str]] = typer.Option(None, "--sample-limit", help="Raise (or lower) a cap on what the app's pages and workers may post, KEY=VALUE (repeatable); KEY is realm. or cell. and samples-per-s, bytes-per-s, samples or bytes. Defaults per realm 2000 samples/s, 8 MiB/s, 1,000,000 samples, 1 GiB; per cell twice that. Samples over a cap are refused and the cell ends incomplete, saying so."),
 ):
     """Measure your own web app, unchanged: probes injected into its page and every worker it starts."""
     started = time.monotonic()
@@ -133,17 +136,27 @@ def app(
             emulation_option=emulation_option, steps=steps, duration=duration, idle=idle,
             start_timeout=start_timeout, action_timeout=action_timeout, actions=given, script=script,
             repeat=repeat, output=output, headed=headed, browser_path=browser_path, browser_arg=browser_arg,
-            without_flag=without_flag, memory_interval_ms=memory_interval_ms, memory_budget=memory_budget)
+            without_flag=without_flag, memory_interval_ms=memory_interval_ms, memory_budget=memory_budget,
+            sample_limit=sample_limit)
     sigterm_as_interrupt()  # from here on something runs: Ctrl-C and SIGTERM end it with a report
-    from harness.drive.app_runner import AppRunner  # valid input only: it imports the server and the drivers
+    runner = None
+    try:
+        from harness.drive.app_runner import AppRunner  # valid input only: it imports the server and the drivers
 
-    runner = AppRunner(plan, run_dir, argv=sys.argv)
+        with bad_input(), disk_errors(run_dir):
+            runner = AppRunner(plan, run_dir, argv=sys.argv)  # claims the folder (a run meanwhile: exit 2)
+    except KeyboardInterrupt:
+        if runner is not None:
+            runner.discard()
+        err.print("interrupted before any cell started: nothing was recorded", highlight=False, markup=False)
+        raise typer.Exit(130)
     try:
         cells = execute(plan, run_dir, runner=runner)
     except KeyboardInterrupt:
         finish(run_dir, budgets, summary=False)
         err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
         raise typer.Exit(130)
+    end_on_full_disk(runner, run_dir, budgets)
     analysis = finish(run_dir, budgets)
     exit_on_outcome(cells, analysis, allow_skipped)
     say(done_line(cells, time.monotonic() - started, run_dir))

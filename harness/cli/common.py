@@ -91,6 +91,29 @@ def bad_input() -> Iterator[None]:
         fail(str(exc))
 
 
+@contextmanager
+def disk_errors(folder: Path, quiet: bool = False) -> Iterator[None]:
+    """A write that failed (a full disk: ``<file>: no space left on device``; a folder that
+    turned read-only) as one line and exit 1; what was written before stays readable
+    (harness/store/files.py writes by temporary file and rename). ``quiet``: the line was said
+    already (the run's own full disk), exit 1 without another."""
+    from harness.store.files import DiskFull
+
+    try:
+        yield
+    except DiskFull as exc:
+        if not quiet:
+            held = (Path(folder) / "manifest.json").is_file() and (Path(folder) / "samples.jsonl").is_file()
+            then = (f"{folder} keeps what was written before (run `webgpu-harness report {folder}` once there is space)"
+                    if held else "nothing was recorded")
+            err.print(f"error: {exc}; {then}", highlight=False, markup=False, emoji=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+    except OSError as exc:
+        err.print(f"error: cannot write {exc.filename or folder}: {exc.strerror or exc}", highlight=False,
+                  markup=False, emoji=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
 def timestamped(base: Path, suffix: str = "") -> Path:
     """``base/<YYYYmmdd-HHMMSS><suffix>``: the default folder of a new run or comparison."""
     return base / (datetime.now().strftime("%Y%m%d-%H%M%S") + suffix)
@@ -113,13 +136,13 @@ def update_index(folder: Path) -> None:
         err.print(f"index not rebuilt: {type(exc).__name__}: {exc}", highlight=False, markup=False)
 
 
-def finish(run_dir: Path, budgets=(), summary: bool = True):
+def finish(run_dir: Path, budgets=(), summary: bool = True, quiet_disk: bool = False):
     """End of every command that wrote a run folder: analyse it, write every file
     (harness/pipeline.py), print the summary, differences and budget verdicts. Returns the
-    :class:`harness.pipeline.Analysis`."""
+    :class:`harness.pipeline.Analysis`. ``quiet_disk``: a full disk was said already."""
     from harness import pipeline
 
-    with bad_input():
+    with bad_input(), disk_errors(run_dir, quiet_disk):
         analysis, paths = pipeline.analyse_and_write(run_dir, budgets)
     if summary:
         from harness.cli.printing import print_budgets, print_differences, print_summary
@@ -130,6 +153,21 @@ def finish(run_dir: Path, budgets=(), summary: bool = True):
     say(f"report: {paths['report.html']}")
     update_index(run_dir)
     return analysis
+
+
+def end_on_full_disk(runner, run_dir: Path, budgets=()) -> None:
+    """When nothing more could be recorded (a full disk, the sample server gone): one line naming
+    the file and why, the report of what the folder holds where it still fits (no second line
+    when it does not), exit 1. Returns when all went well."""
+    full = runner.full()
+    if not full:
+        return
+    failed = sum(1 for c in runner.cells if c.status not in ("ok", "skipped"))
+    err.print(f"error: {full}; {failed} cell(s) failed with it; {run_dir} keeps what was written (run "
+              f"`webgpu-harness report {run_dir}` once there is space)", highlight=False, markup=False, emoji=False,
+              soft_wrap=True)
+    finish(run_dir, budgets, summary=False, quiet_disk=True)
+    raise typer.Exit(1)
 
 
 def exit_on_outcome(cells, analysis, allow_skipped: bool = False) -> None:

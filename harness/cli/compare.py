@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import bad_input, compare_dir, console, output_default, timestamped, update_index
+from harness.cli.common import bad_input, compare_dir, console, disk_errors, output_default, timestamped, update_index
 from harness.cli.printing import print_budgets, print_comparison
 from harness.stats.metrics import DEFAULT_WARMUP
 
@@ -39,7 +39,8 @@ def compare(
         from harness import pipeline
 
         analysis = pipeline.analyse(run_b, budgets, baseline=run_a, out_dir=out, warmup=warmup)
-    paths = pipeline.write(analysis)
+    with bad_input(), disk_errors(out):
+        paths = pipeline.write(analysis)
     print_comparison(analysis.comparison)
     print_budgets(analysis.budgets)
     console.print(f"compare: {paths['compare.html']}")

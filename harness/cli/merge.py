@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import bad_input, finish, output_default, runs_dir, say, timestamped
+from harness.cli.common import bad_input, disk_errors, finish, output_default, runs_dir, say, timestamped
 
 
 def merge(
@@ -30,9 +30,13 @@ def merge(
         for p in runs:
             check_run_folder(p)
         out = check_new_run_dir(output or timestamped(runs_dir(), "-merged"))
-        manifest = do_merge(list(runs), out, label, argv=sys.argv)
+        with disk_errors(out):
+            manifest = do_merge(list(runs), out, label, argv=sys.argv)
     for s in manifest["merged_from"]:
         say(f"  {s['label']}: {s['cells']} cells from {s['dir']} · {s['os']} · {s['cpu']}")
+        if s.get("lines_left_out"):
+            say(f"    samples.jsonl lines left out (not samples): {'; '.join(s['lines_left_out'][:3])}"
+                + (" …" if len(s["lines_left_out"]) > 3 else ""))
     analysis = finish(out, budgets)
     if analysis.failed_budgets:
         raise typer.Exit(1)

@@ -35,7 +35,7 @@ def native(
 ):
     """Run the dispatch-overhead methods outside the browser (wgpu-py → wgpu-native)."""
     from harness.native.options import OptionError, parse_options
-    from harness.store.runfolder import RunFolder
+    from harness.store.runfolder import RunFolder, RunFolderError
 
     try:
         o = parse_options(variants=variant, n=n, rounds=rounds, methods=methods, k=k, batched_pass=batched_pass,
@@ -51,6 +51,8 @@ def native(
         folder = RunFolder(run_dir, sys.argv, params, append=append)
     except FileExistsError:
         fail(f"{run_dir} already holds a run; pass --append to add native cells to it, or choose another --output")
+    except RunFolderError as exc:  # cannot make it, or an output's name is a link
+        fail(str(exc))
     except OSError as exc:  # under a file, no permission: one line, exit 2
         fail(f"--output {run_dir}: {exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""))
     from harness.native.run import run_cells, summary_rows  # valid input only: numpy, wgpu

@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from harness.cli.common import bad_input, say, update_index
+from harness.cli.common import bad_input, disk_errors, say, update_index
 from harness.cli.printing import print_budgets, print_differences, print_summary
 
 
@@ -26,7 +26,7 @@ def report(
     from harness.store.runfolder import check_run_folder
     from harness.verdicts import budgets as B
 
-    with bad_input():  # every option before pandas, scipy or plotly is imported
+    with bad_input(), disk_errors(output or run_dir):  # every option before pandas, scipy or plotly is imported
         budgets = B.load(list(budget or []))
         check_run_folder(run_dir)
         if output is not None:

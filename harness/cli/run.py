@@ -22,8 +22,8 @@ import typer
 from harness import plan as P
 from harness import reach as reach_plan
 from harness.cli import options as O
-from harness.cli.common import (bad_input, console, err, exit_on_outcome, finish, output_default, require_measure_extra,
-                                 runs_dir, say, timestamped)
+from harness.cli.common import (bad_input, console, disk_errors, end_on_full_disk, err, exit_on_outcome, finish,
+                                output_default, require_measure_extra, runs_dir, say, timestamped)
 from harness.drive.registry import BROWSERS
 
 
@@ -55,17 +55,20 @@ def sigterm_as_interrupt() -> None:
 
 
 def build_plan(*, output, browser, headed, browser_path, memory_interval_ms, step_timeout_s, browser_arg, without_flag,
-               reach: dict | None = None, gc_checkpoints: int = 0, **cell_options) -> tuple[P.RunPlan, Path]:
+               reach: dict | None = None, gc_checkpoints: int = 0, sample_limit: list[str] | None = None,
+               **cell_options) -> tuple[P.RunPlan, Path]:
     """Every run option → ``(plan, run folder)``: ``cell_options`` are the options that shape a
     cell (harness/cli/options.py, shared with ``serve``); ``reach``: the remote-browser and
     serving options (webdriver_url, capabilities, connect, cdp_url, public_url, host, port,
-    https, cert, key). Raises :class:`harness.plan.PlanError`."""
+    https, cert, key); ``sample_limit``: --sample-limit KEY=VALUE items. Raises
+    :class:`harness.plan.PlanError`."""
     reach = reach or {}
     P.check_range(memory_interval_ms, 10, 3_600_000, "--memory-interval-ms")
     P.check_range(gc_checkpoints, 0, 100_000, "--gc-checkpoints")
     if not (isinstance(step_timeout_s, (int, float)) and 0 < step_timeout_s <= 86_400):
         raise P.PlanError(f"--step-timeout-s must be > 0 and at most 86400 (got {step_timeout_s})")
     cells = O.resolve(**cell_options)
+    limits = P.sample_limits(sample_limit)
     run_dir = P.check_new_run_dir(output or timestamped(runs_dir()))
     port, tls_files = reach_plan.check_serving(reach.get("host") or "127.0.0.1", reach.get("port"), reach.get("public_url"),
                                                bool(reach.get("https")), reach.get("cert"), reach.get("key"))
@@ -80,7 +83,7 @@ def build_plan(*, output, browser, headed, browser_path, memory_interval_ms, ste
                      without_browser_args=list(without_flag or []), gc_checkpoints=gc_checkpoints,
                      remote=remote, host=reach.get("host") or "127.0.0.1", port=port,
                      public_url=(reach.get("public_url") or "").rstrip("/") or None,
-                     https=bool(reach.get("https")), tls_files=tls_files)
+                     https=bool(reach.get("https")), tls_files=tls_files, sample_limits=limits)
     return plan, run_dir
 
 
@@ -236,6 +239,7 @@ def run(
     auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="Stop --auto-sample after this long: minutes (default 3), or e.g. 90s."),
     allow_skipped: bool = typer.Option(False, "--allow-skipped", help="Exit 0 even when every cell was skipped (nothing measured); without it such a run exits 1."),
+    sample_limit: Optional[List[str]] = typer.Option(None, "--sample-limit", help="Raise (or lower) a cap on what a page may post, KEY=VALUE (repeatable); KEY is realm. or cell. and samples-per-s, bytes-per-s, samples or bytes. Defaults per realm 2000 samples/s, 8 MiB/s, 1,000,000 samples, 1 GiB; per cell twice that. Samples over a cap are refused and the cell ends incomplete, saying so."),
     webdriver_url: Optional[str] = typer.Option(None, "--webdriver-url", help="Drive browsers through this W3C WebDriver endpoint (Selenium Grid 4, Appium, a device farm, chromedriver, a safaridriver on another Mac) instead of launching them."),
     capabilities: Optional[List[Path]] = typer.Option(None, "--capabilities", help="--webdriver-url: a JSON file of W3C capabilities, one browser each (repeatable); \"webgpu-harness:label\" names its cells."),
     connect: Optional[str] = typer.Option(None, "--connect", help="Drive the browser of a Playwright server (ws://HOST:PORT/, `playwright run-server --unsafe`)."),
@@ -259,31 +263,44 @@ def run(
         plan, run_dir = build_plan(
             output=output, browser=browser, headed=headed, browser_path=browser_path,
             memory_interval_ms=memory_interval_ms, step_timeout_s=step_timeout_s, browser_arg=browser_arg,
-            without_flag=without_flag, gc_checkpoints=gc_checkpoints,
+            without_flag=without_flag, gc_checkpoints=gc_checkpoints, sample_limit=sample_limit,
             reach=dict(webdriver_url=webdriver_url, capabilities=capabilities, connect=connect,
                        cdp_url=cdp_url, public_url=public_url, host=host, port=port, https=https,
                        cert=cert, key=key),
             **cell_options)
         B.check_references(budgets, plan.workloads)
     sigterm_as_interrupt()  # from here on something runs: Ctrl-C and SIGTERM end it with a report
-    if plan.public_url and (warning := reach_plan.insecure_context_warning([plan.public_url])):
-        err.print(f"warning: {warning}", highlight=False, markup=False)
-    ensure_tls(plan)
+    runner = None
+    try:
+        if plan.public_url and (warning := reach_plan.insecure_context_warning([plan.public_url])):
+            err.print(f"warning: {warning}", highlight=False, markup=False)
+        ensure_tls(plan)
+        from harness.drive.runner import Runner  # valid input only: it imports the server and the drivers
+
+        with bad_input(), disk_errors(run_dir):  # the folder is claimed here: a run started on it meanwhile holds it (exit 2)
+            runner = Runner(plan, run_dir, argv=sys.argv)
+    except KeyboardInterrupt:
+        if runner is not None:
+            runner.discard()
+        err.print("interrupted before any cell started: nothing was recorded", highlight=False, markup=False)
+        raise typer.Exit(130)
     cells, interrupted = [], False
     try:
-        cells = execute(plan, run_dir, sampler)
+        cells = execute(plan, run_dir, sampler, runner=runner)
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: the runner marked unfinished cells failed ("interrupted"); write the
         # tables and the report of what was received, then exit 130.
         interrupted = True
-    if interrupted and not (run_dir / "manifest.json").exists():
-        err.print("interrupted before any cell started: nothing was recorded", highlight=False, markup=False)
-        raise typer.Exit(130)
+    if not interrupted:
+        end_on_full_disk(runner, run_dir, budgets)
     try:
         analysis = finish(run_dir, budgets, summary=not interrupted)
     except KeyboardInterrupt:  # interrupted while writing the report: write it again, whole
         interrupted = True
         analysis = finish(run_dir, budgets, summary=False)
+    from harness.drive.base import interrupt_lost
+
+    interrupted = interrupt_lost() or interrupted  # a Ctrl-C Python swallowed while the report was written
     if interrupted:
         err.print(f"interrupted: partial results and report in {run_dir}", highlight=False, markup=False)
         raise typer.Exit(130)

@@ -10,7 +10,9 @@ the only cell) for a phone.
 ``--cert/--key``; a phone needs it (WebGPU and cross-origin isolation need a secure context)
 and ``--host 0.0.0.0`` (the server binds to loopback unless asked). Stop with Ctrl-C (or
 SIGTERM): the folder is then analysed and summarised like a run's (harness/pipeline.py); cells
-never opened are recorded as skipped, unfinished ones as failed.
+never opened are recorded as skipped, unfinished ones as failed. A full disk stops it too: posts
+are answered 503 (the pages retry), unfinished cells fail with ``<file>: no space left on device``,
+and the report of what was received is written where it still fits (else one line names the file).
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ import typer
 from harness import plan as P
 from harness import reach as reach_plan
 from harness.cli import options as O
-from harness.cli.common import (bad_input, err, fail, finish, output_default, require_measure_extra, runs_dir, say,
-                                 timestamped)
+from harness.cli.common import (bad_input, disk_errors, err, fail, finish, output_default, require_measure_extra, runs_dir,
+                                say, timestamped)
 from harness.cli.run import cell_label, sigterm_as_interrupt
 from harness.serve import tls, urls
 
@@ -110,6 +112,7 @@ def serve(
     key: Optional[Path] = typer.Option(None, "--key", help="--https: PEM private key of --cert."),
     public_url: Optional[str] = typer.Option(None, "--public-url", help="Base URL the browser uses to reach this machine (a tunnel, a name), printed instead of the bound address."),
     qr: bool = typer.Option(True, "--qr/--no-qr", help="Show the index page's URL as a QR code in the terminal."),
+    sample_limit: Optional[List[str]] = typer.Option(None, "--sample-limit", help="A cap on what a page may post, KEY=VALUE (repeatable; as for run)."),
 ):
     """Serve the workloads for a browser you open yourself; samples are still recorded."""
     cell_options = O.picked(locals())
@@ -119,14 +122,17 @@ def serve(
         port, tls_files = reach_plan.check_serving(host, port, public_url, https, cert, key)
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", label):
             raise P.PlanError(f"--label {label!r} must be 1-40 letters, digits, '-' or '_' (it becomes part of cell ids and URLs)")
+        limits = P.sample_limits(sample_limit)
         run_dir = P.check_new_run_dir(output or timestamped(runs_dir(), "-serve"))
     from harness.drive.runner import Runner, cell_config  # valid input only: the server and the drivers
     from harness.serve import access
     from harness.serve.app import ServerThread, create_app, default_roots
 
     plan = P.RunPlan(browsers=[label], **cells.plan_fields(), host=host, port=port,
-                     public_url=(public_url or "").rstrip("/") or None, https=https)
-    runner = Runner(plan, run_dir, argv=sys.argv)
+                     public_url=(public_url or "").rstrip("/") or None, https=https, sample_limits=limits)
+    # claims the folder (a run meanwhile: exit 2); the store in this process: serve builds its own app over it
+    with bad_input(), disk_errors(run_dir):
+        runner = Runner(plan, run_dir, argv=sys.argv, collector=False)
     for cell in runner.cells:
         runner.store.register(cell.cell, cell_config(cell, runner.workloads[cell.workload], plan, runner.token))
     runner.write_manifest()
@@ -165,9 +171,17 @@ def serve(
                 "General › About › Certificate Trust Settings")
         if qr:
             show_qr(urls.runner_url(bases[0], runner.cells[0].cell, runner.token) if len(runner.cells) == 1 else urls.index_url(bases[0], runner.token))
+        from harness.drive.base import raise_lost_interrupt
+
         while True:
             time.sleep(1)
+            raise_lost_interrupt()  # a Ctrl-C Python swallowed (a weakref callback) stops serve too
             settle_served_cells(runner)
+            if runner.full():  # nothing more can be recorded: posts get 503 until the server stops
+                err.print(f"error: {runner.full()}: stopping; the report holds what was received",
+                          highlight=False, markup=False, soft_wrap=True)
+                runner.mark_unfinished(runner.full())
+                break
     except KeyboardInterrupt:
         pass
     finally:
@@ -180,4 +194,4 @@ def serve(
     runner.mark_unfinished("serve stopped before this cell finished")
     runner.write_manifest()
     runner.store.close()
-    finish(run_dir)  # summary, differences and report as after `run`
+    finish(run_dir, quiet_disk=runner.full() is not None)  # summary and report as after `run`; a full disk was said already

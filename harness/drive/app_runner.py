@@ -38,6 +38,7 @@ from __future__ import annotations
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from harness.app_plan import AppCell, AppPlan
 from harness.drive.actions import ActionFailed, perform, run_script
@@ -152,6 +153,8 @@ class AppRunner(Runner):
     The browser loop, launches, manifest and sample store are :class:`Runner`'s."""
 
     plan: AppPlan
+    #: an app's samples come through the injection path in this process, not the run's server
+    uses_collector = False
 
     def run(self, close: bool = True) -> list:
         pending = [c for c in self.cells if c.status == "pending"]
@@ -189,15 +192,18 @@ class AppRunner(Runner):
     def _run_app_cell(self, session: BrowserSession, cell: AppCell, watch: RealmWatch) -> None:
         plan = self.plan
         cell.browser_version = session.version
+        # over the sample limits first (refused samples are neither checked nor counted as steps)
         core = InjectionCore(InjectConfig(step_on=plan.step_on, webgpu=plan.webgpu,
                                           emulation_options=dict(plan.emulation_options), probes=plan.probes),
-                             on_samples=lambda batch: self.store.append(cell.cell, watch.accept(batch)))
+                             on_samples=lambda batch: self.store.append(
+                                 cell.cell, watch.accept(self.store.limit(cell.cell, batch))))
         self.progress("start", cell, {})
         problem = reachable(cell.app_url)
         if problem:
             self._finish(cell, "failed", problem)
             return
         opened = time.monotonic()
+        proxy = None
         with ExitStack() as stack:
             try:
                 if cell.inject == "proxy":
@@ -240,7 +246,48 @@ class AppRunner(Runner):
             status, reason = ended[0], f"{ended[1]}; {watch.steps()} steps were received and kept"
         else:
             status, reason = self._verdict(watch)
+        if proxy is not None:
+            status, reason = self._upstream(cell, proxy, status, reason, watch)
+        status, reason = self._limits(cell, status, reason)
         self._finish(cell, status, reason)
+
+    def _upstream(self, cell: AppCell, proxy, status: str, reason: str, watch: RealmWatch) -> tuple[str, str]:
+        """What the proxy saw (harness/serve/proxy.py request records): an HTML document or
+        worker script passed on without the bootstrap (over the injection cap, an encoding it
+        cannot decode) is a realm not instrumented; an upstream that failed is the cell's reason,
+        ``the app's page failed: …`` (failed when it was a page, or the cell did not end ok)."""
+        from harness.serve.rewrite import DOCUMENT_DESTS
+
+        for r in proxy.requests:
+            if r.note:
+                cell.workers_not_instrumented.append({"url": r.path, "worker_kind": r.dest or "document",
+                                                      "script_type": None, "reason": r.note})
+        page = urlsplit(cell.app_url).path or "/"
+        bad = [r for r in proxy.requests if r.error]
+        docs = [r for r in bad if r.dest in DOCUMENT_DESTS or r.path.split("?", 1)[0] == page]
+        first = (docs or bad or [None])[0]
+        kept = f"{watch.steps()} steps were received and kept"
+        if first is not None:
+            failed = f"the app's page failed: {first.method} {first.path[:200]}: {first.error}"
+            if docs:
+                return "failed", f"{failed}; {kept}"
+            if status != "ok":
+                return status, f"{failed}; then: {reason}"
+        uninjected = next((r for r in proxy.requests if r.note and (r.dest in DOCUMENT_DESTS or r.path == page)), None)
+        if uninjected is not None and status == "skipped":
+            return "failed", f"the app's page was not instrumented: {uninjected.path[:200]}: {uninjected.note}"
+        return status, reason
+
+    def _limits(self, cell: AppCell, status: str, reason: str) -> tuple[str, str]:
+        """A cell whose realms posted beyond the sample limits (harness/store/limits.py) is
+        incomplete, saying how many samples were refused and which cap."""
+        state = self.store.cells.get(cell.cell)
+        if state is None or not state.limited:
+            return status, reason
+        problem = state.delivery_problem() or ""
+        if status == "ok":
+            return "incomplete", f"the app ran but {problem}"
+        return status, f"{reason}; {problem}" if reason else problem
 
     def _measure(self, session: BrowserSession, cell: AppCell, watch: RealmWatch, probes: list,
                  opened: float) -> tuple[str, str] | None:
@@ -254,6 +301,8 @@ class AppRunner(Runner):
             now = time.monotonic()
             for probe in probes:
                 probe.poll(now)
+            if self.full():  # nothing more can be recorded
+                return self.full()
             m = watch.measured()
             if m is not None and m.steps != seen[0]:
                 seen[0] = m.steps

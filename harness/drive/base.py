@@ -13,8 +13,27 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-#: Ctrl-C/SIGTERM that arrived while a driver dispatched its events (see :func:`interrupts_deferred`).
-_INTERRUPT = {"depth": 0, "pending": False}
+#: Ctrl-C/SIGTERM that arrived while a driver dispatched its events (see :func:`interrupts_deferred`);
+#: ``lost``: one raised where Python could not pass it on (a weakref callback, a ``__del__``:
+#: :func:`note_lost_interrupt`), to be raised again at the next :func:`raise_lost_interrupt`.
+_INTERRUPT = {"depth": 0, "pending": False, "lost": False}
+
+
+def note_lost_interrupt() -> None:
+    """Remember a KeyboardInterrupt Python swallowed (harness/entry.py's ``sys.unraisablehook``)."""
+    _INTERRUPT["lost"] = True
+
+
+def interrupt_lost() -> bool:
+    """Whether a KeyboardInterrupt was swallowed since the last call (and forget it)."""
+    lost, _INTERRUPT["lost"] = _INTERRUPT["lost"], False
+    return lost
+
+
+def raise_lost_interrupt() -> None:
+    """Raise KeyboardInterrupt again if one was swallowed (called where the runner waits)."""
+    if interrupt_lost():
+        raise KeyboardInterrupt
 
 
 @contextmanager

@@ -87,8 +87,9 @@ class ChromiumInjector:
     def _on_binding(self, _source, body: str) -> None:
         try:
             self.core.add_samples(str(body).encode("utf-8"))
-        except (ValueError, OverflowError, PermissionError) as exc:
-            self.errors.append(f"binding: {exc}")
+        except (ValueError, OverflowError, PermissionError, OSError) as exc:  # OSError: a full disk
+            if len(self.errors) < 100:  # a page that floods the binding with junk: a few said, not all kept
+                self.errors.append(f"binding: {exc}")
 
     # ------------------------------------------------------------------------------------
     def _on_paused(self, ev: dict) -> None:
@@ -110,7 +111,8 @@ class ChromiumInjector:
         url = req["url"]
         parts = urlsplit(url)
         if parts.path.startswith(PREFIX):
-            status, headers, body = self.core.handle(req["method"], parts.path, parts.query, _post_data(req))
+            status, headers, body = self.core.handle(req["method"], parts.path, parts.query, _post_data(req),
+                                                     _dest(ev, req))
             self._cdp.send("Fetch.fulfillRequest", {
                 "requestId": ev["requestId"], "responseCode": status,
                 "responseHeaders": [{"name": k, "value": v} for k, v in headers.items()],
@@ -142,6 +144,25 @@ class ChromiumInjector:
             "body": base64.b64encode(out).decode("ascii")})
         with self._lock:
             self.rewritten.append((url, kind))
+
+
+#: CDP ``Network.ResourceType`` → the Fetch destination it stands for (what Sec-Fetch-Dest would say).
+#: A worker's own script loads (its ``importScripts``, a module worker's ``import``) are reported as
+#: ``Other`` at the Request stage, without a Sec-Fetch-Dest header yet (measured, Chromium 156): they
+#: run what they load, as a script does; what a page can read the body of (fetch, XHR,
+#: EventSource) is ``Fetch``/``XHR``/``EventSource``.
+_DESTS = {"Script": "script", "Other": "script", "Document": "document", "Fetch": "empty", "XHR": "empty",
+          "EventSource": "empty", "WebSocket": "websocket", "Stylesheet": "style", "Image": "image", "Font": "font",
+          "Media": "video"}
+
+
+def _dest(ev: dict, req: dict) -> str | None:
+    """The request's destination: its Sec-Fetch-Dest header when the browser set it by now, else
+    from the paused request's resource type (CDP Fetch.requestPaused ``resourceType``)."""
+    for k, v in (req.get("headers") or {}).items():
+        if k.lower() == "sec-fetch-dest":
+            return v
+    return _DESTS.get(ev.get("resourceType") or "", "empty")
 
 
 def _post_data(req: dict) -> bytes:

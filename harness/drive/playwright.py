@@ -140,7 +140,7 @@ class PlaywrightSession(BrowserSession):
     def processes(self) -> list[ProcessInfo]:
         if self._root is None or not self._root.is_running():
             return []
-        procs = [self._root] + processes.descendants(self._root.pid)
+        procs = [self._root] + processes.descendants(self._root.pid, processes.DISCOVERY_S)
         if self.engine == "webkit":
             return [ProcessInfo(p.pid, processes.webkit_process_type(p)) for p in procs]
         return [ProcessInfo(p.pid, processes.chrome_type(p)) for p in procs]

@@ -11,9 +11,11 @@ since given to another program is never touched.
 
 - :meth:`Reaper.end_all` (``atexit``, and the drivers' ``close``) ends every tracked group and
   process: SIGTERM, then SIGKILL after :data:`GRACE_S`; then deletes the pid file.
+- a watchdog process (harness/drive/watchdog.py), started with the first process tracked,
+  ends what a killed harness left as soon as it is killed;
 - :func:`reap_stale` (called when a run starts) reads the pid files of harness processes that
-  no longer run and ends what they list: a killed harness leaves nothing running past the next
-  start.
+  no longer run and ends what they list (SIGTERM, SIGKILL after :data:`STALE_GRACE_S`): a killed
+  harness leaves nothing running past the next start, should its watchdog have died too.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import atexit
 import json
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -31,6 +35,8 @@ import psutil
 
 #: Seconds between SIGTERM and SIGKILL when ending a group.
 GRACE_S = 2.0
+#: The same for what a killed harness left (nothing of theirs is measured any more).
+STALE_GRACE_S = 1.0
 
 
 def state_dir() -> Path:
@@ -112,6 +118,8 @@ class Reaper:
         self._entries: dict[int, dict] = {}
         self._path: Path | None = None
         self._registered = False
+        self._watchdog: subprocess.Popen | None = None
+        self._pipe: int | None = None
 
     @property
     def path(self) -> Path:
@@ -133,6 +141,24 @@ class Reaper:
             if not self._registered:
                 atexit.register(self.end_all)
                 self._registered = True
+            self._start_watchdog()
+
+    def _start_watchdog(self) -> None:
+        """Start the watchdog (harness/drive/watchdog.py) once per harness process."""
+        if self._watchdog is not None and self._watchdog.poll() is None:
+            return
+        try:
+            read, write = os.pipe()
+            os.set_inheritable(read, False)
+            self._watchdog = subprocess.Popen(
+                [sys.executable, "-m", "harness.drive.watchdog", str(os.getpid()), str(self.path)],
+                stdin=read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                close_fds=True)
+            os.close(read)
+            os.set_inheritable(write, False)  # no child of ours keeps it open past our death
+            self._pipe = write
+        except OSError:
+            self._watchdog = None  # no watchdog: the next start's reap_stale still ends them
 
     def untrack(self, pid: int | None) -> None:
         with self._lock:
@@ -147,13 +173,20 @@ class Reaper:
         return end_entries([entry], grace_s) if entry else []
 
     def end_all(self, grace_s: float = GRACE_S) -> list[str]:
-        """End everything tracked and delete the pid file; returns what was still running."""
+        """End everything tracked and delete the pid file (the watchdog then exits with nothing
+        to do); returns what was still running."""
         with self._lock:
             entries = list(self._entries.values())
             self._entries.clear()
         ended = end_entries(entries, grace_s) if entries else []
         with self._lock:
             self._save()
+            if self._pipe is not None and not self._entries:
+                try:
+                    os.close(self._pipe)
+                except OSError:
+                    pass
+                self._pipe = None
         return ended
 
     def tracked(self) -> list[dict]:
@@ -191,9 +224,28 @@ def reap_stale() -> list[str]:
             continue
         if owner == os.getpid() or _same(owner, doc.get("harness_created")):
             continue
-        ended += end_entries(doc.get("entries") or [])
+        ended += end_entries(doc.get("entries") or [], STALE_GRACE_S)
         f.unlink(missing_ok=True)
     return ended
+
+
+#: what :func:`reap_stale_at_start` ended (harness/entry.py calls it first thing; the runner says it)
+_REAPED_AT_START: list[str] = []
+
+
+def reap_stale_at_start() -> None:
+    """:func:`reap_stale` as the command line starts, remembered for :func:`reaped_since_start`."""
+    try:
+        _REAPED_AT_START.extend(reap_stale())
+    except Exception:  # never stops a command from starting; the runner's own call tries again
+        pass
+
+
+def reaped_since_start() -> list[str]:
+    """What this harness process ended of killed harnesses' leftovers so far (and forget it)."""
+    out = list(_REAPED_AT_START)
+    _REAPED_AT_START.clear()
+    return out
 
 
 def new_group_kwargs() -> dict:

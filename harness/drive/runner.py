@@ -9,6 +9,14 @@ the worker reported). Whatever was received stays in ``samples.jsonl``; the cell
 ``device_lost`` sample) before it ended, or ``incomplete`` when it finished but samples were
 lost on the way or steps are missing. Browser processes that exit during a cell are recorded
 (``process_exit`` samples) and named first in a failure's reason.
+
+The module is a little over 400 lines: the cell loop and every way a cell ends (the worker's
+word, a dead process, a timeout, a full disk) read best side by side.
+
+The run folder is claimed when the runner is made (harness/store/runfolder.py ``claim``: of two
+runs started on one folder, the second gets :class:`RunFolderError`). A full disk fails the cell
+running with ``<file>: no space left on device`` and every cell after it without starting it;
+what was written stays readable (harness/store/store.py keeps a reserve for the cells' ends).
 """
 
 from __future__ import annotations
@@ -21,18 +29,19 @@ from typing import Any, Callable
 
 import psutil
 
-from harness.drive.base import BrowserNotFound, BrowserSession, Located, adapter_text
+from harness.drive.base import BrowserNotFound, BrowserSession, Located, adapter_text, raise_lost_interrupt
 from harness.drive.registry import driver_for
 from harness.plan import Cell, RunPlan
 from harness.probe import process_memory
 from harness.probe.base import ProbeContext
 from harness.drive import processes as procs
-from harness.drive.reaper import reap_stale
+from harness.drive.reaper import reap_stale, reaped_since_start
 from harness.probe.registry import PROBES
 from harness.serve import access
 from harness.serve.app import ServerThread, create_app, default_roots
 from harness.serve.urls import runner_url
-from harness.store import environment
+from harness.store import environment, files
+from harness.store.runfolder import claim
 from harness.store.store import SampleStore
 from harness.workloads import Workload
 
@@ -136,29 +145,73 @@ def cell_config(cell: Cell, wl: Workload, plan: RunPlan, token: str | None = Non
 
 class Runner:
     """Executes a :class:`RunPlan` into ``run_dir``. ``progress(event, cell, info)`` is called on
-    ``start``, ``step`` and ``end`` of each cell."""
+    ``start``, ``step`` and ``end`` of each cell. ``collector``: serve and store the samples in a
+    process of their own (harness/serve/collector.py; default :attr:`uses_collector`), so that
+    delivery does not wait for this process's threads; False keeps them in this process (``serve``
+    builds its own app over the store)."""
 
-    def __init__(self, plan: RunPlan, run_dir: Path, progress: Progress | None = None, argv: list[str] | None = None):
+    #: whether cells' samples go through the collector process by default
+    uses_collector = True
+
+    def __init__(self, plan: RunPlan, run_dir: Path, progress: Progress | None = None, argv: list[str] | None = None,
+                 collector: bool | None = None):
         self.plan = plan
         self.run_dir = Path(run_dir)
         self.progress = progress or (lambda *a: None)
-        self.store = SampleStore(self.run_dir)
         self.cells = plan.cells()
         self.workloads = {w.name: w for w in plan.workloads}
         self.manifest: dict[str, Any] = {**environment.describe(), "argv": argv or [],
                                          "parameters": plan.parameters(), "browsers": {}, "cells": []}
+        # the folder is this run's from here on (a second run on it is refused: RunFolderError)
+        claim(self.run_dir, {**self.manifest, "cells": [asdict(c) for c in self.cells]})
+        limits = getattr(plan, "sample_limits", None)
+        if self.uses_collector if collector is None else collector:
+            from harness.serve.collector import Collector
+
+            self.store = Collector(self.run_dir, limits)
+        else:
+            self.store = SampleStore(self.run_dir, limits)
+        #: the first full-disk error of a manifest write (the previous manifest was kept)
+        self.disk_full: files.DiskFull | None = None
         #: the run's token: the runner page's URL carries it, every API call must (access.py)
         self.token = access.new_token()
         #: processes a killed harness left running, ended when this run started
-        self.reaped = reap_stale()
+        self.reaped = reaped_since_start() + reap_stale()
         self._exits: list[dict] = []
         #: (certificate, key) the server uses under --https (set by the command before run())
         self.tls = plan.tls_files
 
     def write_manifest(self) -> None:
+        """Rewrite manifest.json (temporary file and rename). On a full disk the previous one is
+        kept and the error remembered (:attr:`disk_full`): the run goes on to end its cells."""
         self.manifest["cells"] = [asdict(c) for c in self.cells]
-        path = self.run_dir / "manifest.json"
-        path.write_text(json.dumps(self.manifest, indent=2, default=str))
+        try:
+            files.write_atomic(self.run_dir / "manifest.json", json.dumps(self.manifest, indent=2, default=str))
+        except files.DiskFull as exc:
+            self.disk_full = self.disk_full or exc
+
+    def discard(self) -> None:
+        """Give the folder back when nothing was recorded (interrupted before any cell started):
+        close the store and remove what the claim made (manifest.json, an empty samples.jsonl),
+        and the folder if that leaves it empty. A folder with samples is left as it is."""
+        self.store.close()
+        samples = self.run_dir / "samples.jsonl"
+        try:
+            if samples.exists() and samples.stat().st_size:
+                return
+            samples.unlink(missing_ok=True)
+            (self.run_dir / "manifest.json").unlink(missing_ok=True)
+            self.run_dir.rmdir()
+        except OSError:
+            pass
+
+    def full(self) -> str | None:
+        """Why nothing more can be recorded, else None: ``<file>: no space left on device`` once
+        the disk filled (samples or manifest), or the sample server's process is gone."""
+        exc = self.store.full or self.disk_full
+        if exc is not None:
+            return str(exc)
+        return getattr(self.store, "died", None)
 
     def run(self, close: bool = True) -> list[Cell]:
         """Run every pending cell. ``close=False`` keeps the sample store open so that
@@ -167,10 +220,15 @@ class Runner:
         for cell in pending:
             self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan, self.token))
         self.write_manifest()
-        app = create_app(self.store, {**default_roots(), **self.plan.extra_roots}, token=self.token,
-                         hosts=access.allowed_hosts(self.plan.host, [self.plan.public_url] if self.plan.public_url else []))
+        roots = {**default_roots(), **self.plan.extra_roots}
+        hosts = access.allowed_hosts(self.plan.host, [self.plan.public_url] if self.plan.public_url else [])
+        if hasattr(self.store, "serving"):  # the collector: the server runs in its process
+            serving = self.store.serving(roots, self.token, hosts, self.plan.host, self.plan.port, self.tls)
+        else:
+            serving = ServerThread(create_app(self.store, roots, token=self.token, hosts=hosts),
+                                   host=self.plan.host, port=self.plan.port, tls=self.tls)
         try:
-            with ServerThread(app, host=self.plan.host, port=self.plan.port, tls=self.tls) as server:
+            with serving as server:
                 base = self.plan.public_url or server.url  # --public-url: where a remote browser reaches us
                 for browser in self.plan.browsers:
                     self._run_browser(browser, [c for c in pending if c.browser == browser], base)
@@ -219,6 +277,9 @@ class Runner:
         try:
             for cell in cells:
                 cell.driver, cell.endpoint = located.driver, located.endpoint
+                if self.full():  # nothing more can be recorded: the cell is not started
+                    self._finish(cell, "failed", f"{self.full()} (not started)")
+                    continue
                 for attempt in range(2):
                     if session is None or session.dead():
                         if session is not None:
@@ -283,6 +344,7 @@ class Runner:
                 started.append(probe)
             while not state.finished.is_set():
                 session.pump(0.1)
+                raise_lost_interrupt()  # a Ctrl-C Python swallowed (a weakref callback) is raised here
                 now = time.monotonic()
                 for probe in started:
                     probe.poll(now)
@@ -296,6 +358,10 @@ class Runner:
                 if why:
                     self._look_at_processes(session, cell, watched)
                     self._end(cell, state, "failed", f"{why}; {state.steps} steps were received and kept")
+                    return True
+                full = self.full()
+                if full:
+                    self._end(cell, state, "failed", f"{full}; {state.steps} steps were received and kept")
                     return True
                 idle = now - state.last_progress_monotonic
                 limit = self.plan.start_timeout_s if state.env is None else self.plan.step_timeout_s

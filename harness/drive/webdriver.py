@@ -131,7 +131,8 @@ class WebDriverSession(BrowserSession):
     def processes(self) -> list[ProcessInfo]:
         if self._root is None:
             return []
-        return [ProcessInfo(p.pid, processes.webkit_process_type(p)) for p in processes.descendants(self._root.pid)]
+        return [ProcessInfo(p.pid, processes.webkit_process_type(p))
+                for p in processes.descendants(self._root.pid, processes.DISCOVERY_S)]
 
     def close(self) -> None:
         try:

@@ -216,5 +216,7 @@ def write(out: Path, runs_dir: Path, compare_dir: Path | None = None, basic_bund
         chart_json=_json(charts), charts=charts, plotly_js=plotly_js(charts, basic_bundle) if charts else "",
         fmt_estimate=F.estimate)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html, encoding="utf-8")
+    from harness.store.files import write_atomic
+
+    write_atomic(out, html)  # a temporary file renamed over it: never through a link, never half-written
     return out

@@ -17,7 +17,14 @@ Routes:
   POST /api/cells/{cell}/samples  a :class:`harness.serve.samples.SampleBatch` (token); 200
                                   with what was accepted, 422 when the body is not a batch or a
                                   sample was refused (the others are kept), 413 over
-                                  ``MAX_BODY_BYTES``, 404 unknown cell, 408 body too slow
+                                  ``MAX_BODY_BYTES``, 404 unknown cell, 408 body too slow, 503
+                                  when the disk is full (nothing of the batch kept; the sink
+                                  retries it)
+
+Batches of one sender may be in flight together (web/probes/sink.js): one that arrives before
+the batches ahead of it (its first ``n`` beyond the next one expected) waits up to
+:data:`REORDER_WAIT_S` for them, so ``samples.jsonl`` keeps each sender's order; after that it is
+written anyway and the store records the gap.
 
 Access (harness/serve/access.py): the run's token on every API call, Host names of the bound
 address only (DNS rebinding), cross-origin posts refused. Slow clients: a request head must
@@ -29,11 +36,14 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import mimetypes
+import re
 import socket
 import threading
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, unquote
 
 import uvicorn
 from fastapi import FastAPI, HTTPException, Request
@@ -41,12 +51,12 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import ClientDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from harness import locations, npm
 from harness.serve import access
 from harness.serve.samples import MAX_BODY_BYTES, SampleBatch
+from harness.store.files import DiskFull
 from harness.store.store import SampleStore
 
 mimetypes.add_type("text/javascript", ".js")
@@ -72,6 +82,9 @@ HEAD_TIMEOUT_S = 10.0
 BODY_TIMEOUT_S = 30.0
 #: Connections (and requests in progress) served at once; uvicorn answers 503 beyond.
 MAX_CONNECTIONS = 100
+#: Seconds a batch that overtook an earlier one of its sender waits for it (module docstring):
+#: longer than the sink's longest back-off (2 s) and a loaded machine's scheduling delays.
+REORDER_WAIT_S = 10.0
 
 
 def default_roots() -> dict[str, Path]:
@@ -154,30 +167,6 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None, token: 
             raise HTTPException(404, f"unknown cell {cell!r}")
         return store.config(cell)
 
-    @app.post("/api/cells/{cell}/samples")
-    async def post_samples(cell: str, request: Request):
-        chunks, size = [], 0
-        try:
-            async with asyncio.timeout(BODY_TIMEOUT_S):
-                async for chunk in request.stream():  # bounded even without Content-Length (chunked)
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise HTTPException(413, f"body over {MAX_BODY_BYTES} bytes")
-                    chunks.append(chunk)
-        except TimeoutError:
-            raise HTTPException(408, f"body not received within {BODY_TIMEOUT_S:g} s") from None
-        except ClientDisconnect:  # the page went away mid-body (closed, crashed): nothing was received
-            return Response(status_code=499)
-        body = b"".join(chunks)
-        if not store.has_cell(cell):
-            raise HTTPException(404, f"unknown cell {cell!r}")
-        try:
-            batch = SampleBatch.model_validate_json(body)
-        except ValidationError as exc:
-            raise HTTPException(422, exc.errors(include_url=False, include_input=False, include_context=False)) from None
-        result = store.append_batch(cell, batch.src, batch.samples, batch.queue)
-        return JSONResponse(result, 422 if result["refused"] else 200)
-
     files: dict[str, Path] = {}
     # longest prefix first: a user workload's workloads/<name> before the built-in workloads/
     for prefix, target in sorted((roots or default_roots()).items(), key=lambda kv: -len(kv[0])):
@@ -195,9 +184,108 @@ def create_app(store: SampleStore, roots: dict[str, Path] | None = None, token: 
                 raise HTTPException(404, "not found")
             return FileResponse(target)
 
+    # sample posts are answered by a plain ASGI layer before the per-request middleware and the
+    # router: on a loaded machine each extra hop of the event loop costs a wait for the CPU and
+    # the GIL, which is what delayed delivery (issue 19)
+    app.add_middleware(SamplePosts, store=store, token=token)
     # outermost: a Host of another name (DNS rebinding) never reaches a route
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=hosts or access.allowed_hosts("127.0.0.1"))
     return app
+
+
+_SAMPLES_PATH = re.compile(r"^/api/cells/([^/]+)/samples$")
+
+
+class SamplePosts:
+    """``POST /api/cells/{cell}/samples`` as one plain ASGI handler (the module docstring's
+    contract: token, same origin, body cap and deadline, the batch envelope, the reorder wait,
+    the store's answer); every other request goes on to ``app``."""
+
+    def __init__(self, app, store: SampleStore, token: str | None) -> None:
+        self.app, self.store, self.token = app, store, token
+        #: (cell, sender) → set when a batch of that sender was written (wakes batches waiting their turn)
+        self.turns: dict[tuple[str, str], asyncio.Event] = {}
+
+    async def __call__(self, scope, receive, send) -> None:
+        m = _SAMPLES_PATH.match(scope.get("path", "")) if scope["type"] == "http" else None
+        if m is None or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        status, body = await self.handle(unquote(m.group(1)), scope, receive)
+        if status is None:
+            return  # the client went away mid-body: nothing to answer
+        raw = json.dumps(body, separators=(",", ":"), default=str).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(raw)).encode())]
+        headers += [(k.lower().encode(), v.encode()) for k, v in ISOLATION_HEADERS.items()]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": raw})
+
+    async def handle(self, cell: str, scope, receive) -> tuple[int | None, dict]:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        origin = headers.get("origin")
+        if origin and origin.split("://", 1)[-1] != headers.get("host"):
+            return 403, {"detail": "cross-origin sample posts are refused"}
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+            return 413, {"detail": f"body over {MAX_BODY_BYTES} bytes"}
+        given = headers.get(access.TOKEN_HEADER.lower())
+        if given is None:
+            given = next(iter(parse_qs(scope.get("query_string", b"").decode("latin-1")).get(access.TOKEN_PARAM, [])), None)
+        if not access.token_ok(given, self.token):
+            return 403, {"detail": f"missing or wrong token (the runner page's URL carries it as ?{access.TOKEN_PARAM}=)"}
+        chunks, size = [], 0
+        try:
+            async with asyncio.timeout(BODY_TIMEOUT_S):
+                while True:  # bounded even without Content-Length (chunked)
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None, {}  # the page went away mid-body (closed, crashed): nothing was received
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        return 413, {"detail": f"body over {MAX_BODY_BYTES} bytes"}
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            return 408, {"detail": f"body not received within {BODY_TIMEOUT_S:g} s"}
+        raw = b"".join(chunks)
+        if not self.store.has_cell(cell):
+            return 404, {"detail": f"unknown cell {cell!r}"}
+        try:
+            batch = SampleBatch.model_validate_json(raw)
+        except ValidationError as exc:
+            return 422, {"detail": exc.errors(include_url=False, include_input=False, include_context=False)}
+        await self.in_turn(cell, batch.src, batch.samples)
+        try:
+            result = self.store.append_batch(cell, batch.src, batch.samples, batch.queue, nbytes=len(raw))
+        except DiskFull as exc:  # nothing kept: the sink retries (503), the runner ends the cell
+            return 503, {"detail": str(exc)}
+        finally:
+            turn = self.turns.pop((cell, batch.src), None)
+            if turn is not None:
+                turn.set()
+        return (422 if result["refused"] else 200), result
+
+    async def in_turn(self, cell: str, src: str, samples: list) -> None:
+        """Wait (up to :data:`REORDER_WAIT_S`) until the batches of ``src`` ahead of this one
+        were written: its first ``n`` is the next one the store expects, or lower."""
+        ns = [s.get("n") for s in samples if isinstance(s, dict) and isinstance(s.get("n"), int)]
+        if not ns:
+            return
+        first = min(ns)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + REORDER_WAIT_S
+        while self.store.expected_n(cell, src) < first:
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            turn = self.turns.setdefault((cell, src), asyncio.Event())
+            try:
+                async with asyncio.timeout(left):
+                    await turn.wait()
+            except TimeoutError:
+                return
 
 
 def free_port(host: str = "127.0.0.1") -> int:

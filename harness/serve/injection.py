@@ -11,7 +11,11 @@ Fetch interception (``harness/drive/inject.py``) — hand requests for that path
        scope, __webgpuHarnessBootstrap);})({…})`` (called again with a frame's global, it enters
        that frame: web/inject/frames.js); the query tells the new realm what it is (page, frame,
        worker, sharedworker, serviceworker; classic or module; the worker id the Worker wrapper
-       gave it, or the frame id of a srcdoc; the blob: URL it was made from)
+       gave it, or the frame id of a srcdoc; the blob: URL it was made from);
+       it holds the run's token, so it is served only to loads that run it
+       (:data:`SCRIPT_DESTS`: a ``<script>``, ``importScripts``, a module import, a worker's
+       script), never to ``fetch``/XHR (``Sec-Fetch-Dest: empty``): the app's own scripts cannot
+       read the token through this URL (403)
   POST /__webgpu_harness__/worker   {url, type, kind, wid}: a Worker wrapper announcing a worker
        script fetch (synchronous XHR, so it arrives before the fetch); answered 204
   POST /__webgpu_harness__/samples  {"samples": [...]}: batches from web/inject/transport.js;
@@ -51,6 +55,11 @@ WEBGPU_MODES = ("auto", "real", "emulated")
 #: limits (web/emulation/README.md); the memory model keeps its own defaults (16 KiB per stage).
 #: The emulation options of the run plan's defaults (one source: harness/plan.py).
 DEFAULT_EMULATION_OPTIONS: dict[str, Any] = EMULATION_DEFAULTS
+
+#: Request destinations (Fetch spec §3.3.8; the ``Sec-Fetch-Dest`` header, which a page cannot
+#: set) that execute what they load without handing its text to the page: the bootstrap, which
+#: holds the run's token, is served to these only.
+SCRIPT_DESTS = frozenset({"script", "worker", "sharedworker", "serviceworker"})
 
 _STEP_ON = re.compile(r"^(mapAsync|mapAsync:[1-9]\d*|mark:.+|console:.+|interval:\d+(\.\d+)?)$")
 STEP_ON_FORMS = "mapAsync, mapAsync:N, mark:NAME, console:REGEX or interval:MS"
@@ -182,8 +191,12 @@ class InjectionCore:
         return len(samples)
 
     # --- the path under /__webgpu_harness__/ ---------------------------------------------
-    def handle(self, method: str, path: str, query: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
-        """Answer one request for PREFIX: (status, headers, body). Never raises.
+    def handle(self, method: str, path: str, query: str, body: bytes,
+               dest: str | None = "script") -> tuple[int, dict[str, str], bytes]:
+        """Answer one request for PREFIX: (status, headers, body). Never raises. ``dest``: the
+        request's destination (``Sec-Fetch-Dest``, or what the interceptor knows); the bootstrap
+        goes only to :data:`SCRIPT_DESTS` (module docstring). A full disk is a 503 (the sender
+        retries).
 
         The bootstrap carries COEP require-corp + CORP same-origin: WebKitGTK 2.50 refuses to
         evaluate a module a cross-origin-isolated module worker imports unless the module's own
@@ -194,6 +207,9 @@ class InjectionCore:
         plain = {"content-type": "text/plain; charset=utf-8", "cache-control": "no-store"}
         try:
             if path == BOOTSTRAP_PATH and method in ("GET", "HEAD"):
+                if dest not in SCRIPT_DESTS:
+                    return 403, plain, (f"the bootstrap is served to script loads only (Sec-Fetch-Dest "
+                                        f"{', '.join(sorted(SCRIPT_DESTS))}), not to {dest or 'a request without one'}").encode()
                 hints = {k: v[0] for k, v in parse_qs(query).items()}
                 return 200, js, self.bootstrap_js(hints).encode("utf-8")
             if path == PREFIX + "worker" and method == "POST":
@@ -213,6 +229,8 @@ class InjectionCore:
             return 403, plain, str(exc).encode()
         except (ValueError, KeyError) as exc:
             return 400, plain, f"malformed: {exc}".encode()
+        except OSError as exc:  # the run folder's disk is full (harness/store/files.py DiskFull)
+            return 503, plain, str(exc).encode()
         return 404, plain, f"no {method} {path} in the harness's injection path".encode()
 
     def worker_bootstrap_url(self, origin: str, entry: dict | None, dest: str | None) -> str:

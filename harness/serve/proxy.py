@@ -6,7 +6,11 @@ never anywhere else: only the path and query of a request are used, so an absolu
 line or a forged Host cannot point it at another server — and the answer is streamed back with
 its headers, except:
   - HTML documents and worker scripts (by ``Sec-Fetch-Dest``, see harness/serve/rewrite.py) are
-    read whole, decoded (Content-Encoding) and rewritten; Content-Length/Encoding are dropped;
+    held, decoded (Content-Encoding gzip or deflate; the request asks the upstream for nothing
+    else), up to :data:`INJECT_CAP_BYTES` decoded bytes, and rewritten; Content-Length/Encoding
+    are dropped. One that goes past the cap (a huge page, a compression bomb) or comes in an
+    encoding the proxy cannot decode is streamed on unchanged, as the upstream sent it, and its
+    request record says why it was not injected (``note``): that realm is not instrumented;
   - ``/__webgpu_harness__/...`` is answered by :class:`InjectionCore` (bootstrap, worker
     registry, samples) and never reaches the upstream;
   - hop-by-hop headers (RFC 9110 §7.6.1) are dropped both ways; ``Location`` headers naming the
@@ -16,13 +20,19 @@ Everything else — COOP/COEP/CORP, CSP, cookies, caching headers, status codes 
 WebSocket upgrades are not proxied.
 
 Each forwarded request is recorded in :attr:`ReverseProxy.requests` (method, path, status,
-Sec-Fetch-Dest, content type, what was injected, ms to response headers).
+Sec-Fetch-Dest, content type, what was injected, ms to response headers, and ``error`` when the
+upstream failed: unreachable, or the connection broke mid-body). An upstream failure is never a
+traceback: before the answer started it is a 502 with one line; after (while streaming) the
+connection to the browser is cut, as the upstream's was, and the record says so
+(harness/drive/app_runner.py makes it the cell's reason: "the app's page failed: …").
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -45,6 +55,67 @@ CONDITIONAL = frozenset({"if-none-match", "if-modified-since", "if-match", "if-u
 #: response headers that no longer describe an injected body (it is new, decoded, uncacheable)
 DROPPED_WHEN_INJECTED = frozenset({"content-length", "content-encoding", "etag", "last-modified",
                                    "cache-control", "expires", "content-md5", "digest"})
+#: Most bytes (decoded) of an HTML document or worker script held to inject the bootstrap; past
+#: it the response streams on unchanged and that page or worker is not instrumented. An app's
+#: page is KiBs, a bundled worker (Transformers.js with onnxruntime-web's glue) a few MiB.
+INJECT_CAP_BYTES = 8 << 20
+#: Content-Encoding values the proxy decodes (RFC 9110 §8.4.1); what it asks the upstream for
+#: on requests it may inject.
+DECODED_ENCODINGS = ("", "gzip", "x-gzip", "deflate", "identity")
+ACCEPT_ENCODING = "gzip, deflate"
+
+
+class UpstreamBroke(Exception):
+    """The upstream's connection broke while its answer was streamed to the browser: raised to
+    cut the browser's connection too (a truncated body must not look complete). Not logged
+    (:class:`_QuietUpstream`); the request record holds the error."""
+
+
+class _QuietUpstream(logging.Filter):
+    """Drops uvicorn's traceback for :class:`UpstreamBroke` (already in the request record)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, UpstreamBroke)
+
+
+_quiet = _QuietUpstream()
+
+
+class _Decoder:
+    """Content-Encoding gzip/deflate decoding with bounded output (a compression bomb never
+    expands past what the caller asks for). Raises ValueError on a body that does not decode."""
+
+    def __init__(self, encoding: str):
+        enc = encoding.strip().lower()
+        self.identity = enc in ("", "identity")
+        self._deflate = enc == "deflate"  # gzip and x-gzip otherwise
+        self._z = None if self.identity else zlib.decompressobj(16 + zlib.MAX_WBITS if not self._deflate else zlib.MAX_WBITS)
+        self._first = True
+
+    def feed(self, data: bytes, room: int) -> tuple[bytes, bool]:
+        """Decoded bytes of ``data`` (at most ``room``) and whether more would have come."""
+        if self.identity:
+            return data[:room], len(data) > room
+        try:
+            out = self._z.decompress(data, room)
+        except zlib.error:
+            if self._deflate and self._first:  # raw deflate without the zlib wrapper (RFC 9110 allows neither, servers send both)
+                self._z = zlib.decompressobj(-zlib.MAX_WBITS)
+                self._first = False
+                return self.feed(data, room)
+            raise ValueError("the body does not decode as its Content-Encoding says") from None
+        self._first = False
+        return out, bool(self._z.unconsumed_tail)
+
+    def finish(self, room: int) -> tuple[bytes, bool]:
+        if self.identity:
+            return b"", False
+        try:
+            out = self._z.flush() if room > 0 else b""
+        except zlib.error:
+            raise ValueError("the body does not decode as its Content-Encoding says") from None
+        return out[:room], len(out) > room
 
 
 def parse_upstream(url: str) -> str:
@@ -67,6 +138,15 @@ class RequestRecord:
     injected: str | None  # "html", "worker-classic", "worker-module" or None
     ms: float
     t_s: float = field(default=0.0)
+    #: why an HTML document or worker script was passed on without the bootstrap ("" otherwise)
+    note: str = ""
+    #: how the upstream failed ("" when it answered whole)
+    error: str = ""
+
+
+def _error_text(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def create_proxy_app(upstream: str, core: InjectionCore, records: list[RequestRecord] | None = None,
@@ -92,15 +172,6 @@ def create_proxy_app(upstream: str, core: InjectionCore, records: list[RequestRe
                                             timeout=httpx.Timeout(30.0, read=None))
         return holder["c"]
 
-    @app.middleware("http")
-    async def origin_form_only(request: Request, call_next):
-        # An absolute-form request line (GET http://elsewhere/ HTTP/1.1, forward-proxy style)
-        # is refused: this proxy talks to one upstream, chosen at start.
-        if not request.scope.get("raw_path", b"/").startswith(b"/"):
-            return Response(f"webgpu-harness proxy: only origin-form requests; this proxy forwards to {origin} only",
-                            400, media_type="text/plain")
-        return await call_next(request)
-
     @app.api_route("/{path:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
     async def forward(request: Request, path: str):
         own = f"{request.url.scheme}://{request.headers.get('host', '')}"
@@ -108,7 +179,8 @@ def create_proxy_app(upstream: str, core: InjectionCore, records: list[RequestRe
         query = request.url.query
         if url_path.startswith(PREFIX):
             body = await request.body()
-            status, headers, out = core.handle(request.method, url_path, query, body)
+            status, headers, out = core.handle(request.method, url_path, query, body,
+                                               request.headers.get("sec-fetch-dest"))
             return Response(out, status, headers=headers)
         dest = request.headers.get("sec-fetch-dest")
         may_inject = request.method == "GET" and (dest in DOCUMENT_DESTS or dest in WORKER_DESTS or dest is None)
@@ -117,6 +189,8 @@ def create_proxy_app(upstream: str, core: InjectionCore, records: list[RequestRe
             lk = k.lower()
             if lk in HOP_BY_HOP or (may_inject and lk in CONDITIONAL):
                 continue  # conditional GETs dropped: a 304 would reuse an earlier injected copy
+            if may_inject and lk == "accept-encoding":
+                v = ACCEPT_ENCODING  # what the proxy can decode to inject (the browser gets it decoded)
             if lk in ("origin", "referer") and v.startswith(own):
                 v = origin + v[len(own):]
             headers.append((k, v))
@@ -132,10 +206,11 @@ def create_proxy_app(upstream: str, core: InjectionCore, records: list[RequestRe
         try:
             resp = await http().send(req, stream=True)
         except httpx.HTTPError as exc:
+            error = f"upstream {origin} unreachable ({_error_text(exc)})"
             records.append(RequestRecord(request.method, target, 502, dest, None, None,
-                                         round((time.monotonic() - started) * 1000, 2), round(started - t0, 3)))
-            return Response(f"webgpu-harness proxy: upstream {origin} unreachable: {type(exc).__name__}: {exc}",
-                            502, media_type="text/plain")
+                                         round((time.monotonic() - started) * 1000, 2), round(started - t0, 3),
+                                         error=error))
+            return Response(f"webgpu-harness proxy: {error}", 502, media_type="text/plain")
         ctype = resp.headers.get("content-type")
         out_headers = []
         for k, v in resp.headers.multi_items():
@@ -157,10 +232,27 @@ def create_proxy_app(upstream: str, core: InjectionCore, records: list[RequestRe
         record = RequestRecord(request.method, target, resp.status_code, dest, ctype, None,
                                round((time.monotonic() - started) * 1000, 2), round(started - t0, 3))
         records.append(record)
+        chunks = resp.aiter_raw()
         if injected is None:
-            return _respond(StreamingResponse(resp.aiter_raw(), resp.status_code,
+            return _respond(StreamingResponse(_relay(chunks, record, None, resp.headers.get("content-length")), resp.status_code,
                                               background=BackgroundTask(resp.aclose)), out_headers)
-        raw = await resp.aread()  # decoded per Content-Encoding
+        encoding = resp.headers.get("content-encoding", "")
+        if encoding.strip().lower() not in DECODED_ENCODINGS:
+            record.note = f"not injected: Content-Encoding {encoding!r} is not decoded by the proxy"
+            return _respond(StreamingResponse(_relay(chunks, record, None, resp.headers.get("content-length")), resp.status_code,
+                                              background=BackgroundTask(resp.aclose)), out_headers)
+        try:
+            raw, held = await _hold(chunks, _Decoder(encoding), INJECT_CAP_BYTES)
+        except (httpx.HTTPError, ValueError) as exc:
+            await resp.aclose()
+            record.status, record.error = 502, f"upstream {origin} failed mid-body ({_error_text(exc)})"
+            return Response(f"webgpu-harness proxy: {record.error}", 502, media_type="text/plain")
+        if raw is None:  # past the cap: what was held, then the rest, as the upstream sent them
+            what = "HTML document" if injected == "html" else "worker script"
+            record.note = (f"not injected: the {what} is over the proxy's {INJECT_CAP_BYTES >> 20} MiB injection cap "
+                           "(decoded); passed on unchanged, this page or worker is not instrumented")
+            return _respond(StreamingResponse(_relay(chunks, record, held, resp.headers.get("content-length")), resp.status_code,
+                                              background=BackgroundTask(resp.aclose)), out_headers)
         await resp.aclose()
         if injected == "html":
             out = inject_html(raw, core.bootstrap_url("", {"kind": "page"}))
@@ -175,7 +267,67 @@ def create_proxy_app(upstream: str, core: InjectionCore, records: list[RequestRe
         kept.append(("cache-control", "no-store"))
         return _respond(Response(out, resp.status_code), kept, len(out))
 
+    # An absolute-form request line (GET http://elsewhere/ HTTP/1.1, forward-proxy style) is
+    # refused: this proxy talks to one upstream, chosen at start. A plain ASGI layer (not
+    # Starlette's BaseHTTPMiddleware, which would turn a cut stream into a traceback).
+    app.add_middleware(_OriginFormOnly, origin=origin)
     return app
+
+
+class _OriginFormOnly:
+    def __init__(self, app, origin: str) -> None:
+        self.app, self.origin = app, origin
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and not scope.get("raw_path", b"/").startswith(b"/"):
+            await Response(f"webgpu-harness proxy: only origin-form requests; this proxy forwards to {self.origin} only",
+                           400, media_type="text/plain")(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+async def _hold(chunks, decoder: _Decoder, cap: int) -> tuple[bytes | None, list[bytes]]:
+    """Read ``chunks`` (the upstream's raw body iterator) while its decoded size stays within
+    ``cap``: (decoded body, raw chunks) when it fits, (None, raw chunks read so far) when it goes
+    past, the rest left in ``chunks`` (memory stays within ``cap`` decoded plus what was read
+    raw). Raises httpx errors, ValueError (a body that does not decode)."""
+    raw: list[bytes] = []
+    out: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        raw.append(chunk)
+        piece, more = decoder.feed(chunk, cap - size + 1)
+        out.append(piece)
+        size += len(piece)
+        if more or size > cap:
+            return None, raw
+    piece, more = decoder.finish(cap - size + 1)
+    size += len(piece)
+    if more or size > cap:
+        return None, raw
+    out.append(piece)
+    return b"".join(out), raw
+
+
+async def _relay(chunks, record: RequestRecord, held: list[bytes] | None = None, length: str | None = None):
+    """The upstream's body as it sent it (``held``: chunks already read from the raw body
+    iterator ``chunks``); a connection that breaks midway — an error, or fewer bytes than its
+    Content-Length ``length`` said — is recorded and raised as :class:`UpstreamBroke` (the
+    browser's is cut too, so a truncated body never looks whole)."""
+    sent = 0
+    for chunk in held or ():
+        sent += len(chunk)
+        yield chunk
+    try:
+        async for chunk in chunks:
+            sent += len(chunk)
+            yield chunk
+    except httpx.HTTPError as exc:
+        record.error = f"the upstream's connection broke mid-body ({_error_text(exc)}; {sent} bytes passed on)"
+        raise UpstreamBroke(record.error) from None
+    if length is not None and length.isdigit() and sent < int(length):
+        record.error = f"the upstream's connection broke mid-body ({sent} of its {length} bytes came)"
+        raise UpstreamBroke(record.error)
 
 
 def _respond(response: Response, pairs: list[tuple[str, str]], length: int | None = None) -> Response:
@@ -211,6 +363,7 @@ class ReverseProxy:
         app = create_proxy_app(self.upstream, core, self.requests, hosts=allowed_hosts(host))
         self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                                     access_log=False, lifespan="off"))
+        logging.getLogger("uvicorn.error").addFilter(_quiet)  # once: the filter is one object
         self.thread = threading.Thread(target=self.server.run, name="webgpu-harness-proxy", daemon=True)
 
     @property

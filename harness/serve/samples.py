@@ -264,9 +264,12 @@ def check_injected(raw: dict) -> dict:
     line when it does not fit (pydantic's ValidationError is one)."""
     sample = {k: v for k, v in raw.items() if k != "received_s"}
     _INJECTED.validate_python(sample)
-    found = _non_finite(sample)  # env keeps fields beyond the declared ones: NaN could hide there
+    try:
+        found = _non_finite(sample)  # env keeps fields beyond the declared ones: NaN could hide there
+    except RecursionError:
+        raise ValueError("sample: nests too deeply") from None
     if found:
-        raise ValueError(f"{found}: not a finite number (NaN and Infinity are not JSON)")
+        raise ValueError(found)
     bad = [k for k in RESERVED_KEYS if k in sample]
     if bad:
         raise ValueError(f"sample may not set {', '.join(bad)} (the harness sets them)")
@@ -290,10 +293,18 @@ class SampleRefused(ValueError):
     """A sample that does not fit the schema; ``str()`` is one line saying where and why."""
 
 
+#: Largest integer magnitude a sample may hold: 2^53, the last integer every JSON reader (a
+#: JavaScript number, an IEEE-754 double: ECMA-262 §6.1.6.1 Number.MAX_SAFE_INTEGER + 1) holds exactly.
+MAX_SAFE_INTEGER = 2**53
+
+
 def _non_finite(value: Any, path: str = "") -> str | None:
-    """Path of the first NaN/Infinity inside ``value`` (nested dicts and lists), else None."""
+    """Path and why of the first value inside ``value`` (nested dicts and lists) that JSON cannot
+    carry faithfully — NaN/Infinity, an integer beyond ±2^53 — else None."""
     if isinstance(value, float) and not math.isfinite(value):
-        return path or "value"
+        return f"{path or 'value'}: not a finite number (NaN and Infinity are not JSON)"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER:
+        return f"{path or 'value'}: an integer beyond 2^53 (no JSON reader holds it exactly)"
     if isinstance(value, dict):
         for k, v in value.items():
             found = _non_finite(v, f"{path}.{k}" if path else str(k))
@@ -322,7 +333,10 @@ def check_sample(raw: Any) -> dict[str, Any]:
         where = ".".join(str(x) for x in e["loc"]) or "sample"
         raise SampleRefused(f"{where}: {e['msg']}") from None
     out = sample.model_dump(exclude_none=False)
-    found = _non_finite(out)
+    try:
+        found = _non_finite(out)
+    except RecursionError:
+        raise SampleRefused("sample: nests too deeply") from None
     if found:
-        raise SampleRefused(f"{found}: not a finite number (NaN and Infinity are not JSON)")
+        raise SampleRefused(found)
     return out

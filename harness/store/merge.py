@@ -11,10 +11,16 @@ built from it as from any run. What changes:
   Python, harness version and commit, browsers, parameters, number of cells); its top-level
   ``os``/``cpu``/``python`` list each source's, ``browsers`` is keyed ``<label>:<browser>``.
 - ``samples.jsonl`` is the sources' samples in order, with cell ids rewritten and ``seq``
-  renumbered; ``received_s`` stays on each source's own clock. A torn last line (a harness
-  killed mid-write) is dropped and said in ``merged_from`` (``torn_last_line_dropped``); a line
-  that is not JSON anywhere else is an error, never dropped silently.
-- a cell still ``pending`` (its harness was killed) becomes ``failed``, saying so.
+  renumbered; ``received_s`` stays on each source's own clock. A line that is not a sample (a
+  torn last line of a killed harness, a damaged or edited line anywhere) is left out and said:
+  in ``merged_from`` (``torn_last_line_dropped``, ``lines_left_out``) and in the status of the
+  cells it may have held, exactly as ``report`` of the source says them
+  (harness/store/runfolder.py ``settle``: an ``ok`` cell becomes ``incomplete`` naming the line).
+- each cell's status is the one its samples carry (``settle``): a cell still ``pending`` (its
+  harness was killed) becomes ``failed``, an ``ok`` cell without steps or a ``done`` sample
+  ``failed`` or ``incomplete``, so ``report`` and ``merge`` of one folder agree.
+- the output folder is claimed atomically first (a second merge or run into it exits 2), and
+  every file is written by temporary file and rename, never through a link.
 
 Labels default to the source folders' names (made unique with ``-2``, ``-3``…).
 """
@@ -22,14 +28,15 @@ Labels default to the source folders' names (made unique with ``-2``, ``-3``…)
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from harness.store import environment
-from harness.store.runfolder import RunFolderError
+from harness.store import environment, files
+from harness.store.runfolder import RunFolderError, claim, scan_samples, settle
 from harness.store.runfolder import read_manifest as _read_manifest
 
 #: Environment facts copied from a source manifest onto each of its cells.
@@ -71,19 +78,20 @@ def read_manifest(run_dir: Path) -> dict:
 
 
 @contextmanager
-def _removed_on_error(path: Path) -> Iterator[None]:
-    """Delete ``path`` when the block raises (a merge that fails leaves nothing half-written)."""
+def _removed_on_error(*paths: Path) -> Iterator[None]:
+    """Delete ``paths`` when the block raises (a merge that fails leaves nothing half-written)."""
     try:
         yield
     except BaseException:
-        path.unlink(missing_ok=True)
+        for path in paths:
+            path.unlink(missing_ok=True)
         raise
 
 
 def merge(dirs: list[Path], out_dir: Path, labels: list[str] | None = None, argv: list[str] | None = None) -> dict:
     """Write the merged run folder ``out_dir`` from ``dirs`` (≥ 1 run folders) and return its
     manifest. Raises :class:`MergeError` for a folder that is not a run, a folder given twice, or
-    an ``out_dir`` that already holds a run."""
+    an ``out_dir`` that already holds a run (or whose output names are links)."""
     dirs = [Path(d) for d in dirs]
     if not dirs:
         raise MergeError("merge needs at least one run folder")
@@ -92,70 +100,79 @@ def merge(dirs: list[Path], out_dir: Path, labels: list[str] | None = None, argv
     if dup:
         raise MergeError(f"{dup} is given twice")
     out_dir = Path(out_dir)
-    if (out_dir / "samples.jsonl").exists() or (out_dir / "manifest.json").exists():
-        raise MergeError(f"{out_dir} already holds a run; choose another --output")
     manifests = [read_manifest(d) for d in dirs]
     names = _labels(dirs, labels)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        claim(out_dir, {"cells": [], "merging": [str(d) for d in resolved]})
+    except RunFolderError as exc:
+        raise MergeError(str(exc)) from None
     cells, sources, browsers = [], [], {}
     seq = 0
     partial = out_dir / "samples.jsonl.partial"  # renamed once every source was read: a failed merge leaves no run
-    with _removed_on_error(partial), partial.open("w", encoding="utf-8") as out:
-        for d, m, label in zip(dirs, manifests, names):
-            ids = {}
-            for c in m.get("cells", []):
-                new = f"{label}:{c['cell']}"
-                ids[c["cell"]] = new
-                env = {k: c.get(k, m.get(k)) for k in CELL_ENV_KEYS}
-                machine = f"{label}:{c['machine']}" if c.get("machine") else label
-                c = dict(c)
-                if c.get("status") in (None, "pending"):  # the run was killed before this cell ended
-                    c["status"], c["reason"] = "failed", ("the run ended before this cell finished (its harness was "
-                                                          "killed: status pending in its manifest)")
-                cells.append({**c, **env, "cell": new, "machine": machine, "source_run": str(d.resolve())})
-            for name, b in (m.get("browsers") or {}).items():
-                browsers[f"{label}:{name}"] = b
-            sources.append({"label": label, "dir": str(d.resolve()), "created": m.get("created"),
-                            **{k: m.get(k) for k in CELL_ENV_KEYS}, "browsers": m.get("browsers") or {},
-                            "parameters": m.get("parameters") or {}, "cells": len(m.get("cells", [])),
-                            "merged_from": [s.get("label") for s in m.get("merged_from", [])] or None})
-            path = d / "samples.jsonl"
-            if not path.exists():
-                continue
-            torn: int | None = None  # a line that is not JSON: fine only if it is the last one
-            with path.open(encoding="utf-8", errors="replace") as fh:
-                for i, line in enumerate(fh, 1):
-                    if torn is not None:
-                        raise MergeError(f"{path} line {torn} is not a JSON sample: a torn or edited line in the middle "
-                                         "of the samples (only the last line can be torn by a crash); fix or remove it")
-                    try:
-                        s = json.loads(line)
-                    except ValueError:
-                        s = None
-                    if not isinstance(s, dict):
-                        torn = i
-                        continue
+    with _removed_on_error(partial, out_dir / "manifest.json"):
+        fd = files.open_append(partial, exclusive=True)
+        try:
+            for d, m, label in zip(dirs, manifests, names):
+                try:
+                    samples, bad = scan_samples(d)
+                except RunFolderError as exc:
+                    raise MergeError(str(exc)) from None
+                settled = settle([c for c in m.get("cells", []) if isinstance(c, dict)], samples, bad)
+                ids = {}
+                for c in m.get("cells", []):
+                    new = f"{label}:{c['cell']}"
+                    ids[c["cell"]] = new
+                    env = {k: c.get(k, m.get(k)) for k in CELL_ENV_KEYS}
+                    machine = f"{label}:{c['machine']}" if c.get("machine") else label
+                    c = dict(c)
+                    c["status"], c["reason"] = settled.get(c["cell"], (c.get("status"), c.get("reason")))
+                    cells.append({**c, **env, "cell": new, "machine": machine, "source_run": str(d.resolve())})
+                for name, b in (m.get("browsers") or {}).items():
+                    browsers[f"{label}:{name}"] = b
+                sources.append({"label": label, "dir": str(d.resolve()), "created": m.get("created"),
+                                **{k: m.get(k) for k in CELL_ENV_KEYS}, "browsers": m.get("browsers") or {},
+                                "parameters": m.get("parameters") or {}, "cells": len(m.get("cells", [])),
+                                "merged_from": [s.get("label") for s in m.get("merged_from", [])] or None})
+                if bad:
+                    total = _line_count(d / "samples.jsonl")
+                    sources[-1]["torn_last_line_dropped"] = bad[-1].line == total
+                    sources[-1]["lines_left_out"] = [str(b) for b in bad[:20]] + (
+                        [f"and {len(bad) - 20} more"] if len(bad) > 20 else [])
+                chunk: list[bytes] = []
+                for s in samples:
                     seq += 1
                     s["seq"] = seq
                     s["cell"] = ids.get(s.get("cell"), f"{label}:{s.get('cell')}")
-                    out.write(json.dumps(s, separators=(",", ":")) + "\n")
-            if torn is not None:  # a torn last line (a harness killed mid-write): said in merged_from
-                sources[-1]["torn_last_line_dropped"] = True
-    partial.replace(out_dir / "samples.jsonl")
-    env = environment.describe()
-    manifest = {
-        "harness_version": env["harness_version"], "git_commit": env["git_commit"],
-        "harness_install": env["harness_install"], "created": env["created"],
-        "os": "; ".join(f"{s['label']}: {s['os']}" for s in sources),
-        "cpu": "; ".join(f"{s['label']}: {s['cpu']}" for s in sources),
-        "cpu_count": "; ".join(f"{s['label']}: {s['cpu_count']}" for s in sources),
-        "python": "; ".join(f"{s['label']}: {s['python']}" for s in sources),
-        "argv": argv if argv is not None else sys.argv,
-        "parameters": {"repeat": max(_repeat(s["parameters"]) for s in sources),
-                       "merged": True, "sources": {s["label"]: s["parameters"] for s in sources}},
-        "browsers": browsers,
-        "merged_from": sources,
-        "cells": cells,
-    }
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str), encoding="utf-8")
+                    chunk.append(json.dumps(s, separators=(",", ":")).encode("utf-8") + b"\n")
+                    if len(chunk) >= 4096:
+                        files.write_all(fd, b"".join(chunk), out_dir / "samples.jsonl")
+                        chunk = []
+                files.write_all(fd, b"".join(chunk), out_dir / "samples.jsonl")
+        finally:
+            os.close(fd)
+        env = environment.describe()
+        manifest = {
+            "harness_version": env["harness_version"], "git_commit": env["git_commit"],
+            "harness_install": env["harness_install"], "created": env["created"],
+            "os": "; ".join(f"{s['label']}: {s['os']}" for s in sources),
+            "cpu": "; ".join(f"{s['label']}: {s['cpu']}" for s in sources),
+            "cpu_count": "; ".join(f"{s['label']}: {s['cpu_count']}" for s in sources),
+            "python": "; ".join(f"{s['label']}: {s['python']}" for s in sources),
+            "argv": argv if argv is not None else sys.argv,
+            "parameters": {"repeat": max(_repeat(s["parameters"]) for s in sources),
+                           "merged": True, "sources": {s["label"]: s["parameters"] for s in sources}},
+            "browsers": browsers,
+            "merged_from": sources,
+            "cells": cells,
+        }
+        files.write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2, default=str))
+        partial.replace(out_dir / "samples.jsonl")
     return manifest
+
+
+def _line_count(path: Path) -> int:
+    n = 0
+    with files.open_regular(path) as fh:
+        for _ in fh:
+            n += 1
+    return n

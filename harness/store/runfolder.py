@@ -15,7 +15,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
+import sys
 import time
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -23,36 +26,44 @@ from typing import Any
 from pydantic_core import from_json
 
 from harness import __version__
+from harness.store import files
+from harness.store.files import RunFolderError  # noqa: F401 (its home for callers)
 
 
-class RunFolderError(ValueError):
-    """A folder that is not a readable run folder; the message names it and what is missing."""
+def _loads(text: str | bytes, where: str) -> Any:
+    """``json.loads`` that says, in one line, why it failed (nesting too deep included)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise RunFolderError(f"{where} nests too deeply (more than Python's recursion limit of "
+                             f"{sys.getrecursionlimit()} levels): not a run's file") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RunFolderError(f"{where} is not readable JSON ({exc})") from None
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any]:
-    """``manifest.json`` of ``run_dir``. Raises :class:`RunFolderError` when the folder or the file
-    is missing, or the file is not JSON."""
+    """``manifest.json`` of ``run_dir``. Raises :class:`RunFolderError` (one line) when the folder
+    or the file is missing, the file is not a regular file (a FIFO, a folder, a device: never
+    waited on), not JSON, or nests deeper than Python can parse."""
     run_dir = Path(run_dir)
     path = run_dir / "manifest.json"
     if not run_dir.is_dir():
         raise RunFolderError(f"{run_dir} is not a run folder (no such folder)")
-    if not path.exists():
+    if not os.path.lexists(path):
         raise RunFolderError(f"{run_dir} is not a run folder (no manifest.json)")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise RunFolderError(f"{path} is not readable JSON ({exc})") from None
+    return _loads(files.read_regular(path), str(path))
 
 
 def check_run_folder(run_dir: Path) -> dict[str, Any]:
     """The manifest of a complete run folder: manifest.json with a list of cells (each with a
-    ``cell`` id) and samples.jsonl. Raises :class:`RunFolderError` otherwise."""
+    string ``cell`` id) and samples.jsonl, both regular files. Raises :class:`RunFolderError`
+    otherwise."""
     run_dir = Path(run_dir)
     doc = read_manifest(run_dir)
     cells = doc.get("cells") if isinstance(doc, dict) else None
-    if not isinstance(cells, list) or not all(isinstance(c, dict) and "cell" in c for c in cells):
+    if not isinstance(cells, list) or not all(isinstance(c, dict) and isinstance(c.get("cell"), str) for c in cells):
         raise RunFolderError(f"{run_dir / 'manifest.json'} has no list of cells with ids: not a webgpu-harness run")
-    if not (run_dir / "samples.jsonl").exists():
+    if not files.check_regular(run_dir / "samples.jsonl"):
         raise RunFolderError(f"{run_dir} has no samples.jsonl: not a complete run folder")
     return doc
 
@@ -77,28 +88,195 @@ def not_a_sample(s: Any) -> str | None:
     return None
 
 
-def read_samples(run_dir: Path, skipped: list[str] | None = None) -> list[dict[str, Any]]:
-    """Every sample of ``samples.jsonl`` in file order. A line that is not one (torn by a crash
-    mid-write, bytes that are not UTF-8, an edited line: :func:`not_a_sample`) is left out and,
-    with ``skipped``, said there (``line N: why``). Empty when the file is missing."""
-    out = []
+@dataclass
+class BadLine:
+    """A line of samples.jsonl that is not a sample: its number (from 1), why, and the cells it
+    is taken to belong to (the cell id it still names, else the cells of the readable lines
+    around it: a run writes one cell's samples after another)."""
+
+    line: int
+    why: str
+    cells: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.why}"
+
+
+_CELL_IN_LINE = re.compile(rb'"cell"\s*:\s*"((?:[^"\\]|\\.){1,300})"')
+
+
+def scan_samples(run_dir: Path) -> tuple[list[dict[str, Any]], list[BadLine]]:
+    """Every sample of ``samples.jsonl`` in file order, and the lines that are not one (torn by a
+    crash mid-write, bytes that are not UTF-8, an edited line, JSON nested too deeply:
+    :func:`not_a_sample`). Empty when the file is missing; :class:`RunFolderError` when it is not
+    a regular file."""
+    out: list[dict[str, Any]] = []
+    bad: list[BadLine] = []
     path = Path(run_dir) / "samples.jsonl"
-    if not path.exists():
-        return out
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for i, line in enumerate(fh, 1):
+    if not files.check_regular(path):
+        return out, bad
+    waiting: list[BadLine] = []  # bad lines still to be given the cell of the next readable line
+    last_cell: str | None = None
+    with files.open_regular(path) as fh:
+        for i, raw in enumerate(fh, 1):
+            why = None
             try:
-                s = from_json(line, cache_strings="keys")  # pydantic's parser: json.loads' values, ~2× faster
-            except ValueError:
-                why = "not JSON (torn or edited)"
+                s = from_json(raw, cache_strings="keys")  # pydantic's parser: json.loads' values, ~2× faster
+            except ValueError as exc:  # its message says which: bytes, nesting (its limit: 200 levels) or syntax
+                text = str(exc)
+                why = ("bytes that are not UTF-8 (damaged)" if text.startswith("invalid unicode")
+                       else "JSON nested too deeply" if text.startswith("recursion limit")
+                       else "not JSON (torn or edited)")
             else:
                 why = not_a_sample(s)
-                if why is None:
-                    out.append(s)
-                    continue
-            if skipped is not None:
-                skipped.append(f"line {i}: {why}")
+            if why is None:
+                cell = s.get("cell") if isinstance(s.get("cell"), str) else None
+                for b in waiting:
+                    if cell is not None and cell not in b.cells:
+                        b.cells.append(cell)
+                waiting = []
+                last_cell = cell if cell is not None else last_cell
+                out.append(s)
+                continue
+            b = BadLine(i, why)
+            named = _CELL_IN_LINE.search(raw)
+            if named:
+                try:
+                    b.cells.append(json.loads(b'"' + named.group(1) + b'"'))
+                except ValueError:
+                    pass
+            if not b.cells:
+                if last_cell is not None:
+                    b.cells.append(last_cell)
+                waiting.append(b)
+            bad.append(b)
+    return out, bad
+
+
+def read_samples(run_dir: Path, skipped: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every sample of ``samples.jsonl`` in file order (:func:`scan_samples`); a line that is not
+    one is left out and, with ``skipped``, said there (``line N: why``)."""
+    out, bad = scan_samples(run_dir)
+    if skipped is not None:
+        skipped.extend(str(b) for b in bad)
     return out
+
+
+def _said(bad: list[BadLine], limit: int = 3) -> str:
+    lines = ", ".join(str(b.line) for b in bad[:limit]) + (f" and {len(bad) - limit} more" if len(bad) > limit else "")
+    return f"samples.jsonl line{'s' if len(bad) > 1 else ''} {lines} {'are' if len(bad) > 1 else 'is'} not a sample ({bad[0].why})"
+
+
+def settle(cells: list[dict[str, Any]], samples: list[dict[str, Any]], bad: list[BadLine]) -> dict[str, tuple[str, str]]:
+    """Each cell's status and reason as its samples carry them, for re-analysis (``report``,
+    ``merge``), which never takes the manifest's word alone:
+
+    - ``pending`` (the harness was killed, or still runs): ``failed``, the steps kept said;
+    - a cell the manifest calls ``ok`` with no step in samples.jsonl: ``failed``; with steps but
+      no ``done`` sample (a workload's; an app's cells end without one): ``incomplete``; with
+      step numbers missing in the middle: ``incomplete``;
+    - the harness's last ``cell_status`` record of a cell, when it is worse than the manifest's;
+    - a line that is not a sample (:class:`BadLine`, given to the cells around it): an ``ok``
+      cell becomes ``incomplete`` with the line named; any other keeps its status, the line said.
+
+    Returns cell id → (status, reason) for every cell of ``cells`` (manifest cells)."""
+    steps: dict[str, set[int]] = {}
+    done: set[str] = set()
+    recorded: dict[str, tuple[str, str]] = {}
+    by_id = {c.get("cell"): c for c in cells}
+    for s in samples:
+        cid = s.get("cell")
+        kind = s.get("kind")
+        if kind == "step":
+            c = by_id.get(cid)
+            if c is not None and c.get("realm") and s.get("realm") != c["realm"]:
+                continue  # an app cell: its measured realm's steps
+            steps.setdefault(cid, set()).add(s["step"])
+        elif kind == "done":
+            done.add(cid)
+        elif kind == "cell_status" and isinstance(s.get("status"), str):
+            recorded[cid] = (s["status"], str(s.get("reason") or ""))
+    bad_of: dict[str, list[BadLine]] = {}
+    for b in bad:
+        for cid in b.cells or list(by_id):  # a line no cell can be told from: every cell's
+            bad_of.setdefault(cid, []).append(b)
+    out: dict[str, tuple[str, str]] = {}
+    for c in cells:
+        cid = c.get("cell")
+        status, reason = str(c.get("status") or "pending"), str(c.get("reason") or "")
+        got = steps.get(cid, set())
+        n = len(got)
+        if status == "pending":
+            status, reason = "failed", (f"not finished when this folder was analysed (the harness was killed, or is "
+                                        f"still running); {n} steps were received and kept")
+        rec = recorded.get(cid)
+        if rec is not None and status == "ok" and rec[0] not in ("ok", "pending"):
+            status, reason = rec[0], rec[1] or reason
+        lines = bad_of.get(cid, [])
+        if status == "ok":
+            app = bool(c.get("app_url"))
+            if n == 0:
+                status = "failed"
+                reason = ("the manifest says ok but samples.jsonl holds no step of this cell"
+                          + ("" if app or cid in done else " and no done sample"))
+            elif not app and cid not in done:
+                status, reason = "incomplete", (f"the manifest says ok but samples.jsonl holds no done sample of this "
+                                                f"cell; {n} steps were read")
+            else:
+                missing = sorted(set(range(max(got) + 1)) - got)
+                if missing:
+                    status, reason = "incomplete", (f"step(s) {_ranges(missing)} missing from samples.jsonl; "
+                                                    f"{n} steps were read")
+            if lines:
+                said = f"{_said(lines)}; it may have held this cell's samples"
+                if status == "ok":
+                    status, reason = "incomplete", f"{said}; {n} steps were read"
+                else:
+                    reason = f"{reason}; {said}"
+        elif lines:
+            reason = f"{reason}; {_said(lines)}" if reason else _said(lines)
+        out[cid] = (status, reason)
+    return out
+
+
+def _ranges(values: list[int]) -> str:
+    """``[3, 4, 5, 9]`` → ``"3-5, 9"`` (at most 6 ranges, then how many more)."""
+    parts: list[str] = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        parts.append(str(values[i]) if i == j else f"{values[i]}-{values[j]}")
+        i = j + 1
+    return ", ".join(parts[:6]) + (f" and {len(parts) - 6} more ranges" if len(parts) > 6 else "")
+
+
+def claim(run_dir: Path, manifest: dict[str, Any], option: str = "--output") -> None:
+    """Take ``run_dir`` for a new run: create it (and its parents) and its ``manifest.json``
+    exclusively, holding ``manifest``. Of two runs started on one folder together exactly one
+    succeeds; the other gets :class:`RunFolderError` ("… already holds a run"). Also refuses a
+    folder where an output's name is a link (:func:`harness.store.files.check_outputs`)."""
+    run_dir = Path(run_dir)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise files.as_disk_full(exc, run_dir) if exc.errno in files.FULL else RunFolderError(
+            f"{option} {run_dir}: cannot make the folder ({exc.strerror})") from None
+    files.check_outputs(run_dir)
+    if os.path.lexists(run_dir / "samples.jsonl"):
+        raise RunFolderError(f"{run_dir} already holds a run; choose another {option}")
+    try:
+        fd = files.open_append(run_dir / "manifest.json", exclusive=True)
+    except FileExistsError:
+        raise RunFolderError(f"{run_dir} already holds a run; choose another {option}") from None
+    try:
+        files.write_all(fd, json.dumps(manifest, indent=2, default=str).encode("utf-8"), run_dir / "manifest.json")
+    except BaseException:  # a full disk: the folder is not taken (an empty manifest would hold it)
+        os.close(fd)
+        (run_dir / "manifest.json").unlink(missing_ok=True)
+        raise
+    os.close(fd)
 
 
 def describe_environment() -> dict[str, Any]:
@@ -128,39 +306,47 @@ class RunFolder:
     """Writes one run folder. ``append=True`` adds cells to a folder that already holds a run
     (its manifest's cells are kept, samples appended after its last ``seq``).
 
-    Raises ``FileExistsError`` when the folder holds a run and ``append`` is false, and
-    ``ValueError`` when a cell id is already present.
+    A new folder is claimed atomically (:func:`claim`): of two writers started on one folder, one
+    gets ``FileExistsError``. Raises ``FileExistsError`` when the folder holds a run and
+    ``append`` is false, :class:`RunFolderError` when an output's name is a link, and
+    ``ValueError`` when a cell id is already present. The manifest is rewritten by temporary
+    file and rename, ``samples.jsonl`` appended never through a link (harness/store/files.py).
     """
 
     def __init__(self, run_dir: Path, argv: list[str], parameters: dict[str, Any], append: bool = False):
         self.dir = Path(run_dir)
         self.samples_path = self.dir / "samples.jsonl"
         self.manifest_path = self.dir / "manifest.json"
-        exists = self.samples_path.exists() or self.manifest_path.exists()
+        exists = os.path.lexists(self.samples_path) or os.path.lexists(self.manifest_path)
         if exists and not append:
             raise FileExistsError(f"{self.dir} already holds a run")
-        self.dir.mkdir(parents=True, exist_ok=True)
         self._seq = 0
         if exists:
-            self.manifest = json.loads(self.manifest_path.read_text()) if self.manifest_path.exists() else {"cells": []}
+            files.check_outputs(self.dir)
+            self.manifest = read_manifest(self.dir) if self.manifest_path.exists() else {"cells": []}
+            if not isinstance(self.manifest, dict):
+                raise RunFolderError(f"{self.manifest_path} is not a run's manifest (not a JSON object)")
             self.manifest.setdefault("cells", [])
             self.manifest.setdefault("browsers", {})
             self.manifest.setdefault("native", []).append({"argv": argv, "parameters": parameters})
-            if self.samples_path.exists():
-                with self.samples_path.open(encoding="utf-8") as fh:
-                    for line in fh:
-                        try:
-                            self._seq = max(self._seq, int(json.loads(line).get("seq", 0)))
-                        except (ValueError, AttributeError):
-                            continue
+            for s in read_samples(self.dir):
+                seq = s.get("seq")
+                if isinstance(seq, int) and not isinstance(seq, bool):
+                    self._seq = max(self._seq, seq)
         else:
             self.manifest = {**describe_environment(), "argv": argv, "parameters": parameters,
                              "browsers": {}, "cells": []}
+            try:
+                claim(self.dir, self.manifest)
+            except RunFolderError as exc:
+                if "already holds a run" in str(exc):
+                    raise FileExistsError(f"{self.dir} already holds a run") from None
+                raise
         self._t0 = time.monotonic()
         #: time.time() when ``received_s`` is 0: another writer of this folder's samples
         #: (web/dawn/host.js --offline) stamps its lines on the same clock
         self.started_epoch_s = time.time()
-        self._fh = self.samples_path.open("a", encoding="utf-8")
+        self._fd = files.open_append(self.samples_path)
 
     def add_cell(self, cell: dict[str, Any]) -> None:
         """Register a cell (RESULTS.md manifest cell fields). Raises ValueError on a duplicate id."""
@@ -177,11 +363,12 @@ class RunFolder:
         self.write_manifest()
 
     def append(self, cell_id: str, sample: dict[str, Any]) -> None:
-        """Append one sample (flushed at once, like harness/store/store.py)."""
+        """Append one sample (written at once, like harness/store/store.py). Raises
+        :class:`harness.store.files.DiskFull` when the disk is full (nothing of the line is kept)."""
         self._seq += 1
         line = {"seq": self._seq, "cell": cell_id, "received_s": round(time.monotonic() - self._t0, 4), **sample}
-        self._fh.write(json.dumps(line, separators=(",", ":"), default=str) + "\n")
-        self._fh.flush()
+        files.write_all(self._fd, (json.dumps(line, separators=(",", ":"), default=str) + "\n").encode("utf-8"),
+                        self.samples_path)
 
     def sync_seq(self) -> int:
         """Continue ``seq`` after the last line of ``samples.jsonl`` when another process appended
@@ -197,10 +384,14 @@ class RunFolder:
         return self._seq
 
     def write_manifest(self) -> None:
-        """Rewrite ``manifest.json`` (indented JSON)."""
-        self.manifest_path.write_text(json.dumps(self.manifest, indent=2, default=str))
+        """Rewrite ``manifest.json`` (indented JSON) by temporary file and rename."""
+        files.write_atomic(self.manifest_path, json.dumps(self.manifest, indent=2, default=str))
 
     def close(self) -> None:
         """Write the manifest a last time and close ``samples.jsonl``."""
-        self.write_manifest()
-        self._fh.close()
+        try:
+            self.write_manifest()
+        finally:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1

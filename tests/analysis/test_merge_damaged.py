@@ -1,6 +1,7 @@
 """``merge`` of run folders a crash left behind (recorded real runs, copied and damaged the way
 a killed harness damages them): a torn last line is dropped and said, a torn line in the middle
-is an error (never dropped silently), a cell left ``pending`` becomes ``failed``."""
+is left out and said in the status of the cells it may have held — the same status ``report``
+gives the folder (issue 23: report and merge agree) —, a cell left ``pending`` becomes ``failed``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.store.merge import MergeError, merge
+from harness.store.merge import merge
 
 RECORDED = Path(__file__).resolve().parent / "runs" / "chromium-decode-loop"
 
@@ -37,20 +38,38 @@ def test_a_killed_run_merges_with_its_unfinished_cell_failed_and_its_torn_last_l
     assert len((tmp_path / "merged" / "samples.jsonl").read_text().splitlines()) == len(lines)
 
 
-def test_a_torn_line_in_the_middle_is_an_error_naming_it(tmp_path):
+def test_a_torn_line_in_the_middle_is_named_and_merge_and_report_agree(tmp_path):
+    # was: an error (MergeError). Issue 23 asks report and merge of one folder to agree, and
+    # report says such a folder is incomplete naming the line: merge now says the same.
+    from harness import tables as T
+
     d = _copy(tmp_path, "torn")
     lines = (d / "samples.jsonl").read_text().splitlines()
+    cell = json.loads(lines[5])["cell"]
     lines[5] = lines[5][:20]
     (d / "samples.jsonl").write_text("\n".join(lines) + "\n")
-    with pytest.raises(MergeError, match=r"samples.jsonl line 6 is not a JSON sample: a torn or edited line in the middle"):
-        merge([d], tmp_path / "merged", argv=["test"])
-    # JSON that is not a sample (null, an array) and bytes that are not UTF-8: the same error
-    for bad in (b"null", b"[1,2]", b"\xff\xfe"):
+    out = merge([d], tmp_path / "merged", argv=["test"])
+    merged = {c["cell"].split(":", 1)[1]: c for c in out["cells"]}
+    assert merged[cell]["status"] == "incomplete"
+    assert "samples.jsonl line 6 is not a sample (not JSON (torn or edited))" in merged[cell]["reason"]
+    assert out["merged_from"][0]["lines_left_out"] == ["line 6: not JSON (torn or edited)"]
+    report = T.build(d).summary.set_index("cell")
+    for cid, c in merged.items():
+        assert (report.loc[cid, "status"], report.loc[cid, "reason"]) == (c["status"], c["reason"])
+    # the merged folder itself reads the same (its samples are clean, its statuses carried)
+    again = T.build(tmp_path / "merged").summary.set_index("cell")
+    assert again.loc[f"torn:{cell}", "status"] == "incomplete"
+    assert len((tmp_path / "merged" / "samples.jsonl").read_text().splitlines()) == len(lines) - 1
+    # JSON that is not a sample (null, an array) and bytes that are not UTF-8: the same, named
+    for i, (bad, why) in enumerate(((b"null", "a JSON null, not an object"), (b"[1,2]", "a JSON array, not an object"),
+                                    (b"\xff\xfe", "bytes that are not UTF-8 (damaged)"))):
         raw = (d / "samples.jsonl").read_bytes().split(b"\n")
         raw[5] = bad
         (d / "samples.jsonl").write_bytes(b"\n".join(raw))
-        with pytest.raises(MergeError, match=r"samples.jsonl line 6 is not a JSON sample"):
-            merge([d], tmp_path / "merged", argv=["test"])
+        out = merge([d], tmp_path / f"merged{i}", argv=["test"])
+        c = next(c for c in out["cells"] if c["cell"].endswith(cell))
+        assert c["status"] == "incomplete" and f"samples.jsonl line 6 is not a sample ({why})" in c["reason"]
+        assert T.build(d).summary.set_index("cell").loc[cell, "reason"] == c["reason"]
 
 
 def test_report_of_a_killed_or_damaged_folder_says_what_happened(tmp_path):

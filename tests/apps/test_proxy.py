@@ -6,11 +6,15 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import threading
+import time
+import zlib
 
 import httpx
+import psutil
 import pytest
 from fastapi import FastAPI, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response, StreamingResponse
 
 from harness.serve.injection import MAX_BODY_BYTES, InjectConfig, InjectionCore, check_step_on
 from harness.serve.proxy import ReverseProxy, parse_upstream
@@ -76,7 +80,8 @@ def test_worker_scripts_get_the_registered_type(proxied):
 
 def test_bootstrap_and_samples_are_answered_by_the_proxy(proxied):
     _, proxy, core = proxied
-    js = get(f"{proxy.url}/__webgpu_harness__/bootstrap.js?kind=worker&type=classic&wid=abc")
+    # as a worker's importScripts loads it (Sec-Fetch-Dest: script; see the next test for fetch())
+    js = get(f"{proxy.url}/__webgpu_harness__/bootstrap.js?kind=worker&type=classic&wid=abc", **{"sec-fetch-dest": "script"})
     assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
     assert js.headers["cross-origin-embedder-policy"] == "require-corp"  # WebKitGTK, isolated module workers
     assert js.text.startswith("(function __webgpuHarnessBootstrap(config, scope) {")
@@ -98,6 +103,20 @@ def test_bootstrap_and_samples_are_answered_by_the_proxy(proxied):
     assert httpx.post(samples, json={**forged, "token": "x" * len(core.token)}).status_code == 403
     assert httpx.post(f"{proxy.url}/__webgpu_harness__/worker", json={"url": f"{proxy.url}/x.js"}).status_code == 403
     assert len(core.samples) == n + 1
+
+
+def test_the_bootstrap_and_its_token_are_not_readable_by_the_apps_own_scripts(proxied):
+    # issue 23: a page read the token out of the bootstrap with fetch() and flooded the run.
+    # A page's fetch/XHR is Sec-Fetch-Dest "empty" (a header no script can set): refused, no token
+    _, proxy, core = proxied
+    url = f"{proxy.url}/__webgpu_harness__/bootstrap.js?kind=page"
+    for dest in ("empty", None, "document", "iframe", "image"):
+        r = get(url, **({"sec-fetch-dest": dest} if dest else {}))
+        assert r.status_code == 403, dest
+        assert core.token not in r.text and "script loads only" in r.text
+    for dest in ("script", "worker", "sharedworker", "serviceworker"):  # what runs it, never hands it over
+        r = get(url, **{"sec-fetch-dest": dest})
+        assert r.status_code == 200 and f'"token": "{core.token}"' in r.text, dest
 
 
 def test_the_proxy_answers_only_loopback_host_names(proxied):
@@ -190,3 +209,114 @@ def test_step_on_forms(spec):
 def test_bad_step_on_names_the_valid_forms(spec):
     with pytest.raises(ValueError, match="mapAsync, mapAsync:N, mark:NAME, console:REGEX or interval:MS|bad regular"):
         check_step_on(spec)
+
+
+# ------------------------------------------------------------ issue 23, item 2: the proxy streams
+
+HUGE = 64 << 20   # an HTML document 8× the injection cap
+BOMB = 256 << 20  # what a ~0.25 MB gzip page expands to
+
+
+def _bomb() -> bytes:
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip
+    zeros = bytes(1 << 20)
+    return c.compress(b"<html><head></head><body>") + b"".join(c.compress(zeros) for _ in range(BOMB >> 20)) + c.flush()
+
+
+@pytest.fixture(scope="module")
+def hostile_upstream():
+    """An upstream with a huge page, a gzip bomb, and pages whose connection breaks mid-body."""
+    bomb = _bomb()
+    app = FastAPI()
+    chunk = b"<p>" + b"x" * ((1 << 20) - 8) + b"</p>\n"  # 1 MiB
+
+    @app.get("/huge")
+    def huge():
+        return StreamingResponse(iter([b"<html><head></head><body>"] + [chunk] * (HUGE >> 20)), media_type="text/html")
+
+    @app.get("/bomb")
+    def bomb_page():
+        return Response(bomb, media_type="text/html", headers={"content-encoding": "gzip"})
+
+    broken = socket.socket()
+    broken.bind(("127.0.0.1", 0))
+    broken.listen(8)
+
+    def serve_broken():  # answers 200 with Content-Length 100000, sends 1000 bytes, closes
+        while True:
+            try:
+                conn, _ = broken.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                kind = b"text/html"
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: " + kind + b"\r\nContent-Length: 100000\r\n\r\n"
+                             + b"<html>" + b"y" * 994)
+
+    threading.Thread(target=serve_broken, daemon=True).start()
+    with Served(app) as up:
+        yield up.url, bomb, f"http://127.0.0.1:{broken.getsockname()[1]}"
+    broken.close()
+
+
+def _rss() -> int:
+    return psutil.Process().memory_info().rss
+
+
+def _through(url: str, dest: str) -> tuple[int, bytes | None, int]:
+    """(status, body — None when the connection broke —, peak RSS growth) of one GET through the proxy."""
+    before, peak, got = _rss(), 0, []
+    try:
+        with httpx.stream("GET", url, headers={"sec-fetch-dest": dest, "accept-encoding": "gzip"}, timeout=60) as r:
+            kept = 0
+            for part in r.iter_raw():
+                if kept < (1 << 20):  # keep the first MiB only
+                    got.append(part)
+                    kept += len(part)
+                peak = max(peak, _rss() - before)
+            status = r.status_code
+            size = r.num_bytes_downloaded
+    except httpx.HTTPError:
+        return -1, None, peak
+    return status, (b"".join(got), size), peak
+
+
+def test_a_huge_page_and_a_gzip_bomb_stream_through_unchanged_in_bounded_memory(hostile_upstream):
+    # issue 23: a 512 MB page took the proxy from 60 to 1,414 MB, a 0.5 MB gzip bomb to 2,353 MB
+    from harness.serve.proxy import INJECT_CAP_BYTES
+
+    base, bomb, _ = hostile_upstream
+    with ReverseProxy(base, InjectionCore()) as proxy:
+        status, (head, size), peak = _through(f"{proxy.url}/huge", "document")
+        assert status == 200 and size == len(b"<html><head></head><body>") + HUGE
+        assert b"__webgpu_harness__" not in head  # streamed as sent: this page is not instrumented
+        rec = proxy.requests[-1]
+        assert rec.injected is None and "over the proxy's 8 MiB injection cap" in rec.note and not rec.error
+        assert peak < INJECT_CAP_BYTES + (24 << 20), f"RSS grew {peak >> 20} MiB for a {HUGE >> 20} MiB page"
+        status, (head, size), peak = _through(f"{proxy.url}/bomb", "document")
+        assert status == 200 and size == len(bomb)  # the gzip bytes as sent (the browser inflates them)
+        assert head == bomb[: len(head)]
+        rec = proxy.requests[-1]
+        assert rec.injected is None and "injection cap" in rec.note
+        assert peak < INJECT_CAP_BYTES + (24 << 20), f"RSS grew {peak >> 20} MiB for a {BOMB >> 20} MiB bomb"
+        # within the cap a gzip document is still decoded and injected
+        small = gzip.compress(b"<html><head></head><body>" + b"z" * (1 << 20))
+        assert len(small) < INJECT_CAP_BYTES
+
+
+def test_an_upstream_that_dies_mid_page_is_a_recorded_error_never_a_traceback(hostile_upstream, capfd):
+    # issue 23: an upstream that died mid-page gave a 500 with tracebacks on the console
+    _, _, broken = hostile_upstream
+    with ReverseProxy(broken, InjectionCore()) as proxy:
+        r = get(f"{proxy.url}/index.html", **{"sec-fetch-dest": "document"})  # held to inject: a 502
+        assert r.status_code == 502 and "failed mid-body" in r.text
+        assert proxy.requests[-1].status == 502 and "failed mid-body" in proxy.requests[-1].error
+        status, body, _ = _through(f"{proxy.url}/app.js", "script")  # streamed: the connection is cut too
+        assert status == -1 or (body is not None and body[1] < 100000)
+        deadline = time.monotonic() + 5
+        while not proxy.requests[-1].error and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "connection broke mid-body" in proxy.requests[-1].error
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception in ASGI application" not in err, err[-2000:]

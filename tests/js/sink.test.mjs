@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { SampleSink, MAX_BATCH } from '../../web/probes/sink.js';
+import { SampleSink, MAX_BATCH, MAX_IN_FLIGHT } from '../../web/probes/sink.js';
 
 /** A server that answers each request with plan(i, body) → status, or 'drop' (close the
  *  connection without an answer after reading the body). Returns {url, batches, close}. */
@@ -94,6 +94,41 @@ test('batches are at most MAX_BATCH samples and report the queue behind them', a
   assert.equal(s.batches.reduce((a, b) => a + b.samples.length, 0), MAX_BATCH + 100);
   const first = s.batches[0];
   assert.equal(first.queue, MAX_BATCH + 100); // everything was unanswered when the first batch left
-  assert.equal(s.batches.at(-1).queue, s.batches.at(-1).samples.length);
+  // the second left while the first was in flight: both were unanswered then (what a crash would lose)
+  assert.equal(s.batches.at(-1).queue, MAX_BATCH + 100);
   await s.close();
+});
+
+test('up to MAX_IN_FLIGHT requests are out at once; a sample is answered only when every one before it was', async () => {
+  // a server that answers each request after a delay, the first one last: answers come back out of order
+  const arrivals = [];
+  let open = 0;
+  let most = 0;
+  const srv = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      const i = arrivals.length;
+      arrivals.push(JSON.parse(body).samples.map((x) => x.n));
+      open += 1;
+      most = Math.max(most, open);
+      setTimeout(() => { open -= 1; res.writeHead(200); res.end('{}'); }, i === 0 ? 400 : 50);
+    });
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const sink = new SampleSink('c1', { base: `http://127.0.0.1:${srv.address().port}/api` });
+  const answered = [];
+  const posts = [];
+  for (let i = 0; i < 8; i++) { // one step per task, as a decoder posts them
+    posts.push(sink.post({ kind: 'step', step: i }).then(() => answered.push(i)));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await sink.flush();
+  await Promise.all(posts);
+  assert.ok(most > 1, 'a step left while an earlier request was unanswered');
+  assert.ok(most <= MAX_IN_FLIGHT, `at most ${MAX_IN_FLIGHT} in flight (saw ${most})`);
+  assert.deepEqual(arrivals.flat(), [1, 2, 3, 4, 5, 6, 7, 8], 'every sample once, sent in order');
+  assert.deepEqual(answered, [0, 1, 2, 3, 4, 5, 6, 7], 'answers resolve in order though the first came last');
+  assert.equal(sink.acked, 8);
+  await new Promise((r) => srv.close(r));
 });

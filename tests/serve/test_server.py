@@ -27,7 +27,9 @@ AUTH = {access.TOKEN_HEADER: TOKEN}
 
 
 @pytest.fixture()
-def server(tmp_path):
+def server(tmp_path, monkeypatch):
+    # a batch ahead of a missing one is written (gap recorded) after 0.3 s here, not 10 s
+    monkeypatch.setattr(app_module, "REORDER_WAIT_S", 0.3)
     store = SampleStore(tmp_path)
     store.register("c1", {"cell": "c1", "params": {}})
     with ServerThread(create_app(store, token=TOKEN)) as srv:
@@ -385,11 +387,15 @@ def _near_valid(draw):
 
 @pytest.fixture(scope="module")
 def shared_server(tmp_path_factory):
-    """One server for every generated request; each example posts to a cell of its own."""
+    """One server for every generated request; each example posts to a cell of its own. A
+    generated batch may start at any ``n``: it waits for the batches ahead of it (that never
+    come) only briefly here."""
     d = tmp_path_factory.mktemp("generated")
     store = SampleStore(d)
-    with ServerThread(create_app(store, token=TOKEN)) as srv, httpx.Client() as client:
-        yield srv, store, d, client
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(app_module, "REORDER_WAIT_S", 0.01)
+        with ServerThread(create_app(store, token=TOKEN)) as srv, httpx.Client() as client:
+            yield srv, store, d, client
     store.close()
 
 
@@ -424,3 +430,129 @@ def test_a_refused_end_sample_still_ends_the_cell(server, tmp_path):
     state = store.cells["c1"]
     assert state.finished.is_set() and state.outcome == "error"
     assert state.reason.startswith("its done sample was refused: result.x: not a finite number")
+
+
+# ------------------------------------------------------------ issue 19, item 4: more than one batch in flight
+
+def test_a_batch_that_overtook_an_earlier_one_waits_for_it_and_the_file_keeps_the_senders_order(server, tmp_path,
+                                                                                                   monkeypatch):
+    srv, store = server
+    monkeypatch.setattr(app_module, "REORDER_WAIT_S", 10.0)
+    later = {}
+    t = __import__("threading").Thread(target=lambda: later.update(r=_post(srv, [_step(s, n=s + 1) for s in range(10, 20)],
+                                                                           timeout=30)))
+    t.start()          # n 11-20 leaves on its own connection and arrives first
+    time.sleep(0.5)
+    assert _lines(tmp_path, "step") == []   # held: n 1-10 are still on their way
+    first = _post(srv, [_step(s, n=s + 1) for s in range(10)])
+    t.join(30)
+    assert first.status_code == 200 and later["r"].status_code == 200, later["r"].text
+    assert [s["step"] for s in _lines(tmp_path, "step")] == list(range(20))
+    assert _lines(tmp_path, "gap") == [] and store.cells["c1"].delivery_problem() is None
+
+
+def test_a_batch_whose_predecessor_never_comes_is_written_after_the_wait_with_the_gap(server, tmp_path):
+    srv, store = server   # REORDER_WAIT_S is 0.3 s in this fixture
+    t0 = time.monotonic()
+    assert _post(srv, [_step(0, n=1)]).status_code == 200
+    r = _post(srv, [_step(3, n=4)])           # n 2-3 were lost (a final 4xx, a crashed sender)
+    assert r.status_code == 200 and time.monotonic() - t0 >= 0.3
+    gap = _lines(tmp_path, "gap")
+    assert [(g["first_n"], g["last_n"]) for g in gap] == [(2, 3)]
+    late = _post(srv, [_step(1, n=2), _step(2, n=3)])  # they come after all: a second copy of nothing
+    assert late.json()["duplicates"] == 2 and [s["step"] for s in _lines(tmp_path, "step")] == [0, 3]
+
+
+# ------------------------------------------------------------ issue 23, item 3: sample limits
+
+def test_a_flooding_sender_is_cut_off_with_one_refused_record_and_the_cell_says_so(tmp_path):
+    from harness.store.limits import parse
+
+    store = SampleStore(tmp_path, parse(["realm.samples-per-s=20", "realm.samples=5000"]))  # 200 at once, 20/s
+    store.register("c1", {"cell": "c1"})
+    with ServerThread(create_app(store, token=TOKEN)) as srv, httpx.Client() as client:
+        n, answers = 0, []
+        for _ in range(40):   # 40 batches × 50 logs = 2,000 samples as fast as they go (bounded)
+            batch = [{"n": n + i + 1, "kind": "log", "message": "flood"} for i in range(50)]
+            n += 50
+            answers.append(client.post(f"{srv.url}/api/cells/c1/samples", json={"src": "p-flood", "samples": batch},
+                                       headers=AUTH).status_code)
+        done = client.post(f"{srv.url}/api/cells/c1/samples", headers=AUTH,
+                           json={"src": "p-flood", "samples": [{"n": n + 1, "kind": "done", "result": {}}]})
+    assert set(answers) <= {200, 422} and 422 in answers
+    assert done.status_code == 200   # an end sample is never refused for the limits: the cell ends as its worker said
+    refused = _lines(tmp_path, "refused")
+    assert len(refused) == 1, refused   # one record, the rest counted
+    assert "over the sample limits: more than 20 samples/s" in refused[0]["reason"]
+    assert "--sample-limit realm.samples-per-s" in refused[0]["reason"]
+    logs = len(_lines(tmp_path, "log"))
+    state = store.cells["c1"]
+    assert logs + state.over_limits == 2000 and logs <= 400 and state.over_limits >= 1600, (logs, state.over_limits)
+    problem = state.delivery_problem()
+    assert f"{state.over_limits:,} sample(s) over the sample limits refused" in problem and "p-flood" in problem
+    assert state.outcome == "done"
+    store.close()
+
+
+def test_bad_sample_limit_options_name_the_valid_keys():
+    from harness.store.limits import SampleLimits, parse
+
+    assert parse(["cell.bytes=2GiB", "realm.samples-per-s=1e4"]) == SampleLimits(cell_bytes=2 * 2**30,
+                                                                                 realm_samples_per_s=10_000)
+    for bad in ("realm.samples", "nope=3", "realm.samples=-1", "realm.samples=0", "realm.samples=3MB", "cell.bytes=lots"):
+        with pytest.raises(ValueError, match="--sample-limit"):
+            parse([bad])
+
+
+# ------------------------------------------------------------ issue 23, item 7: integers beyond 2^53
+
+@pytest.mark.parametrize("where, sample", [
+    ("token", {**_step(0), "token": 10**40}),
+    ("extra.big", {**_step(0), "extra": {"big": -(2**53 + 1)}}),
+    ("breakdown[0].x", {"kind": "uasm", "bytes": 5, "breakdown": [{"x": 2**64}]}),
+])
+def test_integers_beyond_2_53_are_refused_per_sample(server, tmp_path, where, sample):
+    srv, store = server
+    r = _post(srv, [{**sample, "n": 1}, {"n": 2, "kind": "log", "message": "kept"}])
+    assert r.status_code == 422
+    refused = _lines(tmp_path, "refused")
+    assert len(refused) == 1 and refused[0]["reason"] == f"{where}: an integer beyond 2^53 (no JSON reader holds it exactly)"
+    assert [s["message"] for s in _lines(tmp_path, "log")] == ["kept"]   # the rest of the batch is kept
+    assert _post(srv, [{**_step(0), "token": 2**53, "n": 3}]).status_code == 200   # 2^53 itself is exact
+
+
+# ------------------------------------------------------------ issue 23, item 6: a full disk
+
+def test_a_full_disk_is_a_503_the_sink_retries_and_what_was_written_stays_whole(tmp_path):
+    import subprocess
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if r.returncode:
+        pytest.fail(f"cannot mount a 2 MiB tmpfs ({r.stderr.strip()}): run as root")
+    try:
+        store = SampleStore(mnt / "run")
+        store.register("c1", {"cell": "c1"})
+        with ServerThread(create_app(store, token=TOKEN)) as srv:
+            assert _post(srv, [_step(0, n=1)]).status_code == 200
+            n, statuses = 1, []
+            for _ in range(200):   # bounded: 1 MiB of steps per ~30 posts until the disk is full
+                batch = [{**_step(n + i, n=n + i + 1), "extra": {"pad": "x" * 900}} for i in range(40)]
+                r = _post(srv, batch)
+                statuses.append(r.status_code)
+                if r.status_code == 503:
+                    break
+                n += 40
+            assert statuses[-1] == 503 and "samples.jsonl: no space left on device" in r.json()["detail"], statuses[-5:]
+            assert _post(srv, batch).status_code == 503   # and again: the sink's retry
+            assert str(store.full) == f"{mnt / 'run' / 'samples.jsonl'}: no space left on device"
+            store.append("c1", [{"kind": "cell_status", "status": "failed", "reason": str(store.full)}])
+        lines = (mnt / "run" / "samples.jsonl").read_text().splitlines()
+        parsed = [json.loads(x) for x in lines]   # every line whole: a failed write was cut back
+        steps = [s["step"] for s in parsed if s["kind"] == "step"]
+        assert steps == list(range(len(steps))) and len(steps) == n
+        assert parsed[-1]["kind"] == "cell_status"   # from the reserve freed when the disk filled
+        store.close()
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)

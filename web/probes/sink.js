@@ -3,9 +3,16 @@
 // POST /api/cells/<cell>/samples with {"src", "queue", "samples": [...]} (harness/serve/samples.py):
 //  - every sample gets `n`, this sender's sequence number (1, 2, 3… in the order posted), and
 //    `t_ms` (performance.now() when posted); `src` names this sink (one per worker or page load);
-//  - samples wait in a bounded queue (MAX_QUEUE); one request is in flight at a time and carries
-//    everything queued when it leaves (at most MAX_BATCH samples, MAX_BATCH_BYTES), so under load
-//    the queue stays about one round trip deep instead of growing with the run;
+//  - samples wait in a bounded queue (MAX_QUEUE); a request carries everything queued when it
+//    leaves (at most MAX_BATCH samples, MAX_BATCH_BYTES). It leaves at once when none left in the
+//    last COALESCE_MS, else when that time is up (COALESCE_MAX samples, or a sample that ends the
+//    cell or says where the worker is — URGENT_KINDS —, or flush() send at once): a decoder's
+//    steps cost at most ~10 requests a second, whose work in the browser would otherwise slow the
+//    decode being measured on a loaded machine. Up to MAX_IN_FLIGHT requests are out at once, so
+//    a slow answer does not hold the next batch back (its delay is one round trip, not the one
+//    ahead of it too). Requests of one sink can arrive out of order (each has its own
+//    connection): the server holds one that overtook an earlier one until that one was written
+//    (harness/serve/app.py), so samples.jsonl keeps the sink's order;
 //  - a request that fails (network error, the browser's network process restarting, 5xx, 408,
 //    429, 503 from a busy server) is sent again, the same batch, after a back-off of 50 ms doubling
 //    to 2 s, until it is answered; the store drops a second copy of an (src, n) it already has;
@@ -13,10 +20,11 @@
 //    recorded why); other 4xx (403 wrong token, 404 unknown cell, 413 too big) lose the batch,
 //    and the store sees the jump in `n` (a `gap`) when the next batch arrives;
 //  - queue full: the sample is dropped but still numbered, so the gap shows in the run.
-// A crash of the worker or page loses at most what was not yet answered: the batch in flight
-// and the samples queued behind it (each line's `queue` says how many were unanswered — its
-// batch and those behind it — when its batch left; RESULTS.md). `flush()` resolves when everything posted so far was answered;
-// `post()` returns a promise that resolves when that sample was.
+// A crash of the worker or page loses at most what was not yet answered: the batches in flight
+// and the samples queued behind them (each line's `queue` says how many were unanswered — the
+// batches in flight, its own and those queued behind it — when its batch left; RESULTS.md).
+// `flush()` resolves when everything posted so far was answered; `post()` returns a promise that
+// resolves when that sample was (and every sample before it).
 
 /** Most samples in one request (harness/serve/samples.py MAX_SAMPLES_PER_BATCH). */
 export const MAX_BATCH = 512;
@@ -24,6 +32,15 @@ export const MAX_BATCH = 512;
 export const MAX_BATCH_BYTES = 900_000;
 /** Most samples held unsent (harness/serve/samples.py MAX_QUEUE). */
 export const MAX_QUEUE = 10_000;
+/** Most requests in flight at once. Browsers open up to 6 HTTP/1.1 connections per host
+ * (Chromium's and WebKit's per-host limit); 3 leaves room for the page's own fetches. */
+export const MAX_IN_FLIGHT = 3;
+/** A request leaves at most every COALESCE_MS (ms) unless COALESCE_MAX samples wait (as
+ * web/inject/transport.js batches an app's samples). */
+export const COALESCE_MS = 100;
+export const COALESCE_MAX = 64;
+/** Kinds that leave at once: where the worker is (the start timeout waits for env) and its end. */
+export const URGENT_KINDS = new Set(['env', 'done', 'error', 'skip', 'device_lost']);
 /** Back-off before the k-th retry of a batch (ms): 50 · 2^k, at most RETRY_MAX_MS. */
 export const RETRY_BASE_MS = 50;
 export const RETRY_MAX_MS = 2000;
@@ -49,8 +66,11 @@ export class SampleSink {
     this.n = 0; // last number given
     this.acked = 0; // every sample up to this number was answered (or given up)
     this.queue = []; // [{n, json}]
-    this.sending = false;
+    this.flight = []; // requests in flight, in the order they left: [{last, size, answered}]
     this.scheduled = false;
+    this.urgent = false; // a sample queued that leaves at once (URGENT_KINDS, flush())
+    this.lastSend = -Infinity; // performance.now() when the last request left
+    this.timer = null; // the coalescing timer
     this.waiters = []; // [{n, resolve}]
     this.closed = false;
     this.dropped = 0; // queue full
@@ -74,12 +94,17 @@ export class SampleSink {
       return Promise.resolve();
     }
     this.queue.push({ n, json: JSON.stringify({ t_ms: performance.now(), ...sample, n }) });
+    if (URGENT_KINDS.has(sample?.kind)) this.urgent = true;
     this.kick();
     return this.until(n);
   }
 
-  /** Resolves when every sample posted so far was answered. */
+  /** Resolves when every sample posted so far was answered (what is queued leaves at once). */
   flush() {
+    if (this.queue.length) {
+      this.urgent = true;
+      this.kick();
+    }
     return this.until(this.n);
   }
 
@@ -89,12 +114,12 @@ export class SampleSink {
   }
 
   kick() {
-    if (this.sending || this.scheduled) return;
+    if (this.scheduled) return;
     this.scheduled = true;
     // samples posted in the same task (a step, a device loss) leave together
     queueMicrotask(() => {
       this.scheduled = false;
-      this.sendAll();
+      this.pump();
     });
   }
 
@@ -110,42 +135,62 @@ export class SampleSink {
     return batch;
   }
 
-  async sendAll() {
-    if (this.sending) return;
-    this.sending = true;
-    try {
-      while (this.queue.length) {
-        const batch = this.take();
-        // queue: samples unanswered as this batch leaves (it and those behind it): what a crash now loses
-        const unanswered = batch.length + this.queue.length;
-        const body = `{"src":${JSON.stringify(this.src)},"queue":${unanswered},"samples":[${batch.map((s) => s.json).join(',')}]}`;
-        for (let attempt = 0; ; attempt++) {
-          let status = 0;
-          try {
-            status = (await this.fetch(this.url, { method: 'POST', headers: this.headers, body })).status;
-          } catch {
-            status = 0; // network error: the request may or may not have arrived
-          }
-          const final = (status >= 200 && status < 300) || (status >= 400 && status < 500 && ![408, 429].includes(status));
-          if (final) {
-            if (status >= 400 && status !== 422) this.failures += 1;
-            break;
-          }
-          if (this.closed) break;
-          this.retries += 1;
-          const wait = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** attempt) * (0.75 + Math.random() / 2);
-          await new Promise((r) => setTimeout(r, wait));
-        }
-        // queue empty: every number given is answered or was dropped (queue full)
-        this.acked = this.queue.length ? batch[batch.length - 1].n : this.n;
-        this.wake();
+  /** Start requests for what is queued while fewer than MAX_IN_FLIGHT are out (module comment:
+   * at most one per COALESCE_MS unless urgent or COALESCE_MAX samples wait). */
+  pump() {
+    if (!this.queue.length) return;
+    const wait = this.lastSend + COALESCE_MS - performance.now();
+    if (wait > 0 && !this.urgent && this.queue.length < COALESCE_MAX) {
+      if (this.timer === null) {
+        this.timer = setTimeout(() => {
+          this.timer = null;
+          this.pump();
+        }, wait);
       }
-    } finally {
-      this.sending = false;
+      return;
     }
-    if (this.closed) {
-      this.acked = this.n;
-      this.wake();
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    while (this.queue.length && this.flight.length < MAX_IN_FLIGHT) {
+      this.lastSend = performance.now();
+      const batch = this.take();
+      // queue: samples unanswered as this batch leaves (in flight, it, those behind it): what a crash now loses
+      const unanswered = this.flight.reduce((a, f) => a + f.size, 0) + batch.length + this.queue.length;
+      const entry = { last: batch[batch.length - 1].n, size: batch.length, answered: false };
+      this.flight.push(entry);
+      const body = `{"src":${JSON.stringify(this.src)},"queue":${unanswered},"samples":[${batch.map((s) => s.json).join(',')}]}`;
+      this.send(body).then(() => {
+        entry.answered = true;
+        // answered in order: a later request answered first waits for the ones ahead of it
+        while (this.flight.length && this.flight[0].answered) this.acked = this.flight.shift().last;
+        if (!this.flight.length && !this.queue.length) this.acked = this.n; // numbers dropped (queue full) too
+        this.wake();
+        this.pump();
+      });
+    }
+    if (!this.queue.length) this.urgent = false;
+  }
+
+  /** POST one batch until it is answered (module comment: what is final, what is retried). */
+  async send(body) {
+    for (let attempt = 0; ; attempt++) {
+      let status = 0;
+      try {
+        status = (await this.fetch(this.url, { method: 'POST', headers: this.headers, body })).status;
+      } catch {
+        status = 0; // network error: the request may or may not have arrived
+      }
+      const final = (status >= 200 && status < 300) || (status >= 400 && status < 500 && ![408, 429].includes(status));
+      if (final) {
+        if (status >= 400 && status !== 422) this.failures += 1;
+        return;
+      }
+      if (this.closed) return;
+      this.retries += 1;
+      const wait = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** attempt) * (0.75 + Math.random() / 2);
+      await new Promise((r) => setTimeout(r, wait));
     }
   }
 
