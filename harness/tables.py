@@ -21,7 +21,8 @@ from harness.own_terms import DISPATCH_METHODS, STEP_UNITS, after_first_round, o
 from harness.counter_tables import BUFFER_COLUMNS, RENDER_AND_BINDING_COLUMNS
 from harness.placement import CellClock, attribute_realms, clock_columns, place_gc, place_memory, place_steps, sender
 from harness.store import catalog
-from harness.store.runfolder import read_manifest, scan_samples, settle
+from harness.store.runfolder import read_manifest, scan_samples
+from harness.store.settle import settle
 
 #: Probe counter name → steps.csv column, in column order (web/probes/catalog.js).
 COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}

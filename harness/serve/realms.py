@@ -182,3 +182,64 @@ class RealmWatch:
     def realm_of(self, realm_id: str | None) -> Realm | None:
         with self._lock:
             return self.realms.get(str(realm_id)) if realm_id is not None else None
+
+
+# ----------------------------------------------------------------------------------------------
+# a realm and its problems in words (an app cell's reasons and warnings: harness/drive/app_runner.py)
+
+#: ``instrumented`` of a frame the bootstrap entered only at its load (web/inject/frames.js).
+LATE = "late"
+
+
+def short_url(url: str | None, n: int = 80) -> str:
+    """A URL for a one-line reason: ``data:`` URLs cut to their start (they hold whole scripts)."""
+    url = str(url or "")
+    if url.startswith("data:"):
+        return url[:40] + "…" if len(url) > 40 else url
+    return url if len(url) <= n else url[: n - 1] + "…"
+
+
+def realm_name(realm) -> str:
+    """``worker http://…/worker.js`` / ``page`` / ``frame about:blank``: a realm as a reason names it."""
+    e = (realm.env if realm is not None else None) or {}
+    kind = e.get("realm_kind") or "realm"
+    return kind if kind == "page" else f"{kind} {short_url(e.get('realm_url'))}"
+
+
+def describe_problem(sample: dict | None) -> str:
+    """One line for an ``app_error``/``device_lost``/``uncaptured_error`` sample."""
+    if not sample:
+        return ""
+    kind = sample.get("kind")
+    if kind == "app_error":
+        where = f" at {sample['source']}" if sample.get("source") else ""
+        return f"{sample.get('error_kind', 'error')}: {sample.get('message', '')}{where}"[:500]
+    if kind == "device_lost":
+        return f"GPUDevice lost ({sample.get('reason')}: {sample.get('message', '')})"[:500]
+    return f"uncaptured WebGPU error ({sample.get('error_type')}): {sample.get('message', '')}"[:500]
+
+
+def measurement_warnings(watch: RealmWatch) -> list[str]:
+    """One line per thing that makes the measurement partial or eventful: a worker or frame the
+    probes could not enter (or entered late), a realm that made more than one GPUDevice or lost
+    one, the app's errors (counted, the first quoted). The report, summary.md and the console
+    show them with the cell."""
+    out = [f"not measured: {w.get('worker_kind') or 'worker'} {short_url(w['url'])} ({w['reason']})"
+           for w in watch.not_instrumented()]
+    for f in watch.frames_not_instrumented():
+        what = "measured only after its load" if f.get("instrumented") == LATE else "not measured"
+        out.append(f"{what}: frame {short_url(f['url'])} ({f['reason']})")
+    for r in list(watch.realms.values()):
+        if r.lost:
+            first = r.lost[0]
+            out.append(f"{realm_name(r)}: GPUDevice lost at step {first.get('step')} ({first.get('reason')}: "
+                       f"{str(first.get('message') or '')[:200]})" + (f"; {len(r.lost)} losses" if len(r.lost) > 1 else ""))
+        if r.devices > 1:
+            out.append(f"{realm_name(r)}: made {r.devices} GPUDevices (a device made again: counts span all of them)")
+    errors = [p for p in watch.problems if p.get("kind") == "app_error"]
+    if errors:
+        out.append(f"{len(errors)} app error(s) (uncaught errors, unhandled rejections); first: {describe_problem(errors[0])}")
+    uncaptured = [p for p in watch.problems if p.get("kind") == "uncaptured_error"]
+    if uncaptured:
+        out.append(f"{len(uncaptured)} uncaptured WebGPU error(s); first: {describe_problem(uncaptured[0])}")
+    return out

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Iterator
 
 from harness.store import environment, files
-from harness.store.runfolder import RunFolderError, claim, scan_samples, settle
+from harness.store.runfolder import RunFolderError, claim, scan_samples
+from harness.store.settle import settle
 from harness.store.runfolder import read_manifest as _read_manifest
 
 #: Environment facts copied from a source manifest onto each of its cells.
