@@ -281,8 +281,12 @@ def measurement_notes(summary: pd.DataFrame, manifest: dict) -> list[str]:
         if len(bounded):
             out.append(f"step times on the harness clock by round trips to the page: ±{bounded['clock_uncertainty_ms'].max():.1f} ms "
                        f"at most ({len(bounded)} cell(s)); memory samples sit on the step running when each was taken")
-        for _, r in clocks[clocks["clock_uncertainty_ms"].isna()].iterrows():
-            out.append(f"`{r['cell']}`: step times by {r['clock']}: memory samples placed on steps to within the "
+        # one line per way of placing (not one per cell: 16 cells of a run share it)
+        loose = clocks[clocks["clock_uncertainty_ms"].isna()]
+        for how, g in loose.groupby("clock", sort=False):
+            which = ("every cell" if len(g) == len(summary) and len(g) > 1
+                     else ", ".join(f"`{c}`" for c in g["cell"]))
+            out.append(f"{which} ({len(g)}): step times by {how}: memory samples placed on steps to within the "
                        f"fastest delivery's lag")
     for c in manifest.get("cells", []):
         row = summary[summary["cell"] == c["cell"]]

@@ -289,8 +289,8 @@ class RunFolder:
     def sync_seq(self) -> int:
         """Continue ``seq`` after the last line of ``samples.jsonl`` when another process appended
         to it meanwhile (harness/native/dawn.py: the Dawn host writes a cell's samples itself).
-        Returns the last ``seq``."""
-        self._fh.flush()
+        Returns the last ``seq``. Our own lines are already on disk (:meth:`append` writes each
+        with ``os.write``, unbuffered)."""
         with self.samples_path.open(encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 try:

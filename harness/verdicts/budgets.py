@@ -327,6 +327,9 @@ def _check(b: Budget, key: S.GroupKey, run: S.RunStats, baseline: S.RunStats | N
     warmup = b.warmup if b.warmup is not None else run.warmup
     est = run.estimate(key, b.metric, warmup, b.stat)  # computed once, shared with findings and differences
     what = f"{b.stat}({b.metric})" + (f" after token {b.after}" if b.after is not None else "")
+    if est is not None and est.value is None and est.basis == "too-few":
+        # a required budget the data cannot decide fails, saying what is missing
+        return CheckResult(label, False, message=f"{label}: {b.metric} not decided: {est.ci_method}")
     if est is None or est.value is None:
         return CheckResult(label, False, message=f"{label}: no data for {b.metric}")
     res = CheckResult(label, False, est.value, est.ci_low, est.ci_high, est.unit, n=est.n, n_reps=est.n_reps)

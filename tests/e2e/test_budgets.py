@@ -131,7 +131,8 @@ def test_the_readme_budgets_file_works_with_run(tmp_path):
     block = re.search(r"```toml\n(# budgets\.toml.*?)```", readme, re.S).group(1)
     f = tmp_path / "budgets.toml"
     f.write_text(block)
-    cli = run_cli("run", "--browser", "chromium", "--workload", "decode-loop", "--profile", "tiny", "--tokens", "6",
+    # 16 tokens: a growth slope needs 10 positions after warm-up (harness/stats/floors.py)
+    cli = run_cli("run", "--browser", "chromium", "--workload", "decode-loop", "--profile", "tiny", "--tokens", "16",
                   "--budget", str(f), run_dir=tmp_path / "run")
     assert cli.returncode in (0, 1), cli.stdout + cli.stderr
     stats = json.loads((tmp_path / "run" / "stats.json").read_text())
