@@ -30,6 +30,7 @@ import pandas as pd
 from harness import stats as S
 from harness import tables as T
 from harness.placement import measurement_notes
+from harness.process_types import content_notes
 from harness.report import render
 from harness.report import engines as E
 from harness.report import findings as FD
@@ -119,7 +120,7 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
              f"{(m.get('parameters') or {}).get('repeat', 1)} repetition(s)"]
     if m.get("auto_sample"):
         notes.append(f"auto-sample: {m['auto_sample']['reason']}")
-    measurement = measurement_notes(t.summary, m)
+    measurement = measurement_notes(t.summary, m) + content_notes(t.memory)
     notes += measurement
     notes += cell_notes(t)
     bands = {col: chart_bands(run, col) for col in ("create_bind_group", "bind_groups_live", "wall_ms")}
