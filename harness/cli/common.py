@@ -72,7 +72,7 @@ def require_measure_extra() -> None:
 #: Exceptions that mean bad input (each with a one-line message): (module, class name).
 BAD_INPUT_ERRORS = (("harness.plan", "PlanError"), ("harness.verdicts.budgets", "BudgetError"),
                     ("harness.store.runfolder", "RunFolderError"), ("harness.store.merge", "MergeError"),
-                    ("harness.verdicts.compare", "NoCommonCells"))
+                    ("harness.verdicts.matching", "NoCommonCells"))
 
 
 def bad_input_errors() -> tuple[type[Exception], ...]:
