@@ -27,7 +27,7 @@ def content_notes(memory) -> list[str]:
         have, n = int(rounds.sum()), len(rounds)
         if have == 0:
             out.append(f"⚠ `{cell}`: content process not sampled (no {' / '.join(CONTENT_PROCESS_TYPES)} RSS in its "
-                       f"{n} sampling rounds): its content-process RSS, memory budget and every-process RSS "
+                       f"{n} sampling rounds): its content-process RSS, any memory-budget verdict and every-process RSS "
                        "(peak_rss_bytes_all, rss_growth_bytes_per_token_all) are not stated")
         elif have < n:
             out.append(f"`{cell}`: content process sampled in {have} of {n} sampling rounds: every-process RSS "
