@@ -30,6 +30,7 @@ import pandas as pd
 from harness import stats as S
 from harness import tables as T
 from harness.placement import measurement_notes
+from harness.process_types import content_notes
 from harness.report import render
 from harness.report import engines as E
 from harness.report import findings as FD
@@ -42,6 +43,7 @@ from harness.store.runfolder import check_run_folder
 from harness.verdicts import budgets as B
 from harness.verdicts import ci_files
 from harness.verdicts.compare import Comparison, compare
+from harness.verdicts.matching import check_common, run_names
 
 #: Files :func:`write` produces for a run folder, in the order they are written.
 RUN_FILES = files.RUN_FILES
@@ -83,11 +85,6 @@ class Analysis:
         return B.failed(self.budgets)
 
 
-def _names(a: Path, b: Path) -> tuple[str, str]:
-    names = (Path(a).resolve().name, Path(b).resolve().name)
-    return (f"A:{names[0]}", f"B:{names[1]}") if names[0] == names[1] else names
-
-
 def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | None = None,
             out_dir: Path | None = None, warmup: int = S.DEFAULT_WARMUP) -> Analysis:
     """Read ``run_dir`` and derive tables, statistics, workload numbers and budget verdicts.
@@ -98,12 +95,13 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
     :class:`harness.store.runfolder.RunFolderError` for a folder that is not a run and
     :class:`harness.verdicts.compare.NoCommonCells` for runs with nothing in common."""
     run_dir = Path(run_dir)
-    check_run_folder(run_dir)
+    b_manifest = check_run_folder(run_dir)
+    if baseline is not None:  # nothing in common is said from the manifests, before any table is built
+        a_name, b_name = run_names(baseline, run_dir)
+        check_common(check_run_folder(baseline), b_manifest, a_name, b_name)
     t = T.build(run_dir)
     out = Path(out_dir) if out_dir is not None else run_dir
     if baseline is not None:
-        check_run_folder(baseline)
-        a_name, b_name = _names(baseline, run_dir)
         c = compare(T.build(baseline), t, a_name, b_name, warmup, str(baseline), str(run_dir))
         results = B.evaluate(list(budgets), c.b_stats, baseline=c.a_stats)
         notes = [f"A: `{baseline}` ({c.a_manifest.get('created')}), B: `{run_dir}` ({c.b_manifest.get('created')})"]
@@ -119,7 +117,7 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
              f"{(m.get('parameters') or {}).get('repeat', 1)} repetition(s)"]
     if m.get("auto_sample"):
         notes.append(f"auto-sample: {m['auto_sample']['reason']}")
-    measurement = measurement_notes(t.summary, m)
+    measurement = measurement_notes(t.summary, m) + content_notes(t.memory)
     notes += measurement
     notes += cell_notes(t)
     bands = {col: chart_bands(run, col) for col in ("create_bind_group", "bind_groups_live", "wall_ms")}

@@ -9,3 +9,27 @@ GPU_PROCESS_TYPES = ("gpu-process", "WebKitGPUProcess", "GPU")
 #: Sources of per-process samples taken by the harness: psutil (RSS, USS) and, on macOS,
 #: footprint (RSS plus the physical footprint; harness/probe/footprint.py).
 PROCESS_SOURCES = ("psutil", "footprint")
+
+
+def content_notes(memory) -> list[str]:
+    """One line per cell whose per-process samples (memory.csv rows of :data:`PROCESS_SOURCES`)
+    lack the content process in some sampling rounds (a round: the samples of one ``time_s``):
+    ``content process not sampled`` when no round has one, else how many rounds had one. Where
+    it is missing, every process's RSS (``peak_rss_bytes_all``, ``rss_growth_bytes_per_token_all``;
+    harness/stats/cells.py) is not stated for that round: a sum without the page's process would
+    read as a smaller, complete one. ``memory``: memory.csv as a pandas DataFrame."""
+    if not len(memory) or "process_type" not in memory:
+        return []
+    m = memory[memory["source"].isin(PROCESS_SOURCES) & memory["rss_bytes"].notna() & (memory["rss_bytes"] > 0)]
+    out = []
+    for cell, rows in m.groupby("cell", sort=False):
+        rounds = rows.assign(content=rows["process_type"].isin(CONTENT_PROCESS_TYPES)).groupby("time_s")["content"].any()
+        have, n = int(rounds.sum()), len(rounds)
+        if have == 0:
+            out.append(f"⚠ `{cell}`: content process not sampled (no {' / '.join(CONTENT_PROCESS_TYPES)} RSS in its "
+                       f"{n} sampling rounds): its content-process RSS, any memory-budget verdict and every-process RSS "
+                       "(peak_rss_bytes_all, rss_growth_bytes_per_token_all) are not stated")
+        elif have < n:
+            out.append(f"`{cell}`: content process sampled in {have} of {n} sampling rounds: every-process RSS "
+                       f"(peak_rss_bytes_all, rss_growth_bytes_per_token_all) from those {have} only")
+    return out

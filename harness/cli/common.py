@@ -72,7 +72,7 @@ def require_measure_extra() -> None:
 #: Exceptions that mean bad input (each with a one-line message): (module, class name).
 BAD_INPUT_ERRORS = (("harness.plan", "PlanError"), ("harness.verdicts.budgets", "BudgetError"),
                     ("harness.store.runfolder", "RunFolderError"), ("harness.store.merge", "MergeError"),
-                    ("harness.verdicts.compare", "NoCommonCells"))
+                    ("harness.verdicts.matching", "NoCommonCells"))
 
 
 def bad_input_errors() -> tuple[type[Exception], ...]:
@@ -121,15 +121,15 @@ def timestamped(base: Path, suffix: str = "") -> Path:
 
 def update_index(folder: Path) -> None:
     """Rebuild the run index (``index.html``) that the run or comparison ``folder`` belongs in
-    (harness/report/index.py ``target_for``: the default places, or ``ROOT/runs/X`` /
-    ``ROOT/compare/X``); nothing for a folder elsewhere."""
+    (harness/report/index.py ``target_for``: the default places' index, else the one in the
+    folder holding ``folder``)."""
     from harness.pipeline import chart_bundle
     from harness.report import index
 
-    target = index.target_for(folder)
-    if target is None:
+    runs, comps, out = index.target_for(folder)
+    if not index.ours(out):
+        say(f"index: not written: {out} exists and is not a webgpu-harness index")
         return
-    runs, comps, out = target
     try:
         say(f"index: {index.write(out, runs, comps, chart_bundle())}")
     except Exception as exc:  # noqa: BLE001 - the run's own files are written; the index must not fail it

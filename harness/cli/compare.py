@@ -25,14 +25,16 @@ def compare(
     """Differences B − A with 95% CIs for every configuration in both runs; flags changed environments."""
     from harness.plan import PlanError, check_new_run_dir
     from harness.store.runfolder import check_run_folder
+    from harness.verdicts.matching import check_common, run_names
     from harness.verdicts import budgets as B
 
     with bad_input():  # every option before pandas, scipy or plotly is imported
         if warmup < 0:
             raise PlanError(f"--warmup must be >= 0 (got {warmup})")
         budgets = B.load(list(budget or []))
-        for p in (run_a, run_b):
-            check_run_folder(p)
+        manifests = [check_run_folder(p) for p in (run_a, run_b)]
+        # nothing in common: said from the manifests, before either run is analysed
+        check_common(*manifests, *run_names(run_a, run_b))
         out = check_new_run_dir(output or timestamped(compare_dir()))
         if (out / "compare.json").exists():
             raise PlanError(f"{out} already holds a comparison; choose another --output")

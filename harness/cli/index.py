@@ -1,8 +1,9 @@
 """``webgpu-harness index [ROOT]``: rebuild ROOT/index.html, the list of every run folder under
 ROOT/runs/ and comparison under ROOT/compare/ with headline numbers and trends across runs
 (harness/report/index.py); without ROOT, the index of the default places (a clone's
-reports/index.html). ``run``, ``merge``, ``report``, ``native`` and ``compare`` rebuild it
-themselves. Exit 2 when ROOT is not a folder."""
+reports/index.html). ``run``, ``merge``, ``report``, ``native`` and ``compare`` rebuild the
+default places' index themselves, or for output elsewhere the index in the folder holding it
+(harness/report/index.py ``target_for``). Exit 2 when ROOT is not a folder."""
 
 from __future__ import annotations
 

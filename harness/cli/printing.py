@@ -121,6 +121,9 @@ def print_summary(analysis) -> None:
         say(f"  {r['cell']}: {r['status']}: {r['reason']}")
     for line in getattr(analysis, "measurement", []):
         say(f"  {line.replace('`', '')}")
+    for f in getattr(analysis, "findings", []):  # what --gc-checkpoints asked for and what was done
+        if f.kind == "gc_checkpoints":
+            say(f"  {f.text()}")
 
 
 def _table(title: str, heads: list[str], rows: list[list[str]]) -> None:

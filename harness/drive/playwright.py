@@ -106,7 +106,10 @@ class PlaywrightSession(BrowserSession):
             before_goto(self._browser, self._context)
         self._page = self._context.new_page()
         self._page.on("crash", lambda *_: self._set_death("renderer crashed (page crash event)"))
-        self._page.goto(url)
+        try:
+            self._page.goto(url)
+        finally:  # the new context's renderer: never a process list found before it
+            processes.forget(self._root.pid if self._root else None)
 
     def page_object(self):
         return self._page
@@ -141,6 +144,9 @@ class PlaywrightSession(BrowserSession):
         if self._root is None or not self._root.is_running():
             return []
         procs = [self._root] + processes.descendants(self._root.pid, processes.DISCOVERY_S)
+        if self.engine == "chromium" and self._page is not None and not any(
+                processes.chrome_type(p) == "renderer" for p in procs):  # a page has one: look again soon
+            procs = [self._root] + processes.descendants(self._root.pid, processes.MISSING_S)
         if self.engine == "webkit":
             return [ProcessInfo(p.pid, processes.webkit_process_type(p)) for p in procs]
         return [ProcessInfo(p.pid, processes.chrome_type(p)) for p in procs]

@@ -12,6 +12,9 @@ import psutil
 #: them reads every process's /proc/<pid>/stat (psutil's ``ppid_map``), which on a loaded shared
 #: machine held the runner's thread, and with it the GIL the sample server needs, for long.
 DISCOVERY_S = 2.0
+#: Seconds a list is reused when it lacks a process that must be there (an open page's
+#: content process): looked for again at least this often.
+MISSING_S = 0.5
 _DESCENDANTS: dict[int, tuple[float, list[psutil.Process]]] = {}
 
 
@@ -35,6 +38,15 @@ def descendants(pid: int | None = None, max_age_s: float = 0.0) -> list[psutil.P
             _DESCENDANTS.clear()
         _DESCENDANTS[pid] = (time.monotonic(), found)
     return found
+
+
+def forget(pid: int | None) -> None:
+    """Drop the reused list of ``pid``'s descendants (:func:`descendants` ``max_age_s``): the
+    next call looks again. Called when a page opens in a new browser context, whose new
+    content process (Chromium's renderer) a list found before it cannot hold; reusing one there
+    left a whole short cell without its renderer's samples."""
+    if pid is not None:
+        _DESCENDANTS.pop(pid, None)
 
 
 def cmdline(proc: psutil.Process) -> list[str]:

@@ -46,7 +46,10 @@ class WebDriverSession(BrowserSession):
 
     def open(self, url: str) -> None:
         self._page_pid = None
-        self._call(lambda: self._driver.get(url))
+        try:
+            self._call(lambda: self._driver.get(url))
+        finally:  # a navigation may swap web processes: never a process list found before it
+            processes.forget(self._root.pid if self._root else None)
 
     def page_process(self) -> int | None:
         """Pid of the web content process that hosts the open page's worker: the

@@ -20,7 +20,7 @@ from typing import Callable
 
 from harness.report import format as F
 from harness.report.finding import Finding, FUSION_PAIRS, Inputs, Number, families, find_difference, per_variant, time_flags
-from harness.report.memory_findings import memory_budget, memory_classes, memory_growth
+from harness.report.memory_findings import gc_checkpoints, memory_budget, memory_classes, memory_growth
 from harness.stats.metrics import HEADLINE
 from harness.stats.run import RunStats
 
@@ -195,7 +195,8 @@ def gc_collections(inp: Inputs) -> list[Finding]:
 
 #: Every finding, in the order a report shows them: (function, what it says).
 FINDINGS: tuple[Callable[[Inputs], list[Finding]], ...] = (
-    bind_groups, live_growth, unbounded_cache, memory_growth, memory_classes, memory_budget, dispatches, time_per_token,
+    bind_groups, live_growth, unbounded_cache, memory_growth, memory_classes, memory_budget, gc_checkpoints, dispatches,
+    time_per_token,
     dispatch_overhead, gc_collections,
 )
 

@@ -9,10 +9,11 @@ analysis, or made by an older harness) is listed with what its manifest says and
 analyse it; a folder whose files cannot be read is listed with the reason. Nothing here
 computes a statistic: values and CIs are the ones each run's ``stats.json`` holds.
 
-Rebuilt by the CLI after every ``run``, ``merge``, ``report``, ``native`` and ``compare`` whose
-output lies in the default places (harness/locations.py: a clone's ``reports/runs`` and
-``reports/compare`` → ``reports/index.html``) or in a reports root's ``runs/`` or ``compare/``
-(:func:`target_for`), and by ``webgpu-harness index [ROOT]``.
+Rebuilt by the CLI after every ``run``, ``merge``, ``report``, ``native`` and ``compare``: for
+output in the default places (harness/locations.py: a clone's ``reports/runs`` and
+``reports/compare`` → ``reports/index.html``) that index, for output elsewhere the index in the
+folder holding it (``-o /tmp/runs/r1`` → ``/tmp/runs/index.html``; :func:`target_for`), never an
+``index.html`` there that is not one of ours (:func:`ours`); and by ``webgpu-harness index [ROOT]``.
 """
 
 from __future__ import annotations
@@ -158,6 +159,22 @@ def trend_charts(entries: list[RunEntry]) -> dict[str, dict]:
     return out
 
 
+#: What every index page holds (reports/templates/index.html.j2): an ``index.html`` without it is
+#: not ours and is never written over by a run's index.
+MARK = "<title>webgpu-harness runs</title>"
+
+
+def ours(out: Path) -> bool:
+    """Whether ``out`` may be (re)written as a run index: absent, or an index this tool wrote."""
+    try:
+        with open(out, encoding="utf-8", errors="replace") as fh:
+            return MARK in fh.read(4096)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
 def for_root(root: Path) -> tuple[Path, Path, Path]:
     """(runs folder, comparisons folder, index file) of a reports root: ``ROOT/runs``,
     ``ROOT/compare``, ``ROOT/index.html``."""
@@ -172,25 +189,29 @@ def default_target() -> tuple[Path, Path, Path]:
     return locations.runs_dir(), locations.compare_dir(), locations.index_file()
 
 
-def target_for(folder: Path) -> tuple[Path, Path, Path] | None:
+def target_for(folder: Path) -> tuple[Path, Path, Path]:
     """The index a run or comparison ``folder`` belongs in: :func:`default_target` when it lies
-    in a default place, :func:`for_root` when it is ``ROOT/runs/X`` or ``ROOT/compare/X``; None
-    for a folder elsewhere (e.g. ``--output /tmp/x``)."""
+    in a default place (a clone's ``reports/runs/X`` → ``reports/index.html``); else the folder
+    holding it, ``P/index.html`` listing the runs and comparisons in ``P`` (``--output
+    /tmp/runs/r1`` → ``/tmp/runs/index.html``): never a folder above the one the user named.
+    ``webgpu-harness index ROOT`` writes a reports root's ``ROOT/index.html`` (:func:`for_root`)."""
     folder = Path(folder).resolve()
     runs, comps, out = default_target()
     if folder.parent in (runs.resolve(), comps.resolve()):
         return runs, comps, out
-    if folder.parent.name in (RUNS, COMPARE):
-        return for_root(folder.parent.parent)
-    return None
+    return folder.parent, folder.parent, folder.parent / "index.html"
 
 
 def build(runs_dir: Path, compare_dir: Path | None = None) -> tuple[list[RunEntry], list[dict]]:
     """Every run folder in ``runs_dir`` (newest first; ``compare_dir`` itself skipped when it
-    lies inside) and every comparison in ``compare_dir``."""
+    lies inside) and every comparison in ``compare_dir``. When both are one folder (a run's own
+    parent, :func:`target_for`), only its folders holding a ``manifest.json`` are runs and those
+    holding a ``compare.json`` comparisons: the other folders there are not ours."""
     runs_dir = Path(runs_dir)
     skip = Path(compare_dir).resolve() if compare_dir is not None else None
-    runs = ([read_run(d) for d in sorted(runs_dir.iterdir()) if d.is_dir() and d.resolve() != skip]
+    shared = skip == runs_dir.resolve()
+    runs = ([read_run(d) for d in sorted(runs_dir.iterdir()) if d.is_dir() and d.resolve() != skip
+             and (not shared or ((d / "manifest.json").is_file() and not (d / "compare.json").exists()))]
             if runs_dir.is_dir() else [])
     runs.sort(key=lambda e: (e.created or "", e.name), reverse=True)
     comps = ([c for c in (read_compare(d) for d in sorted(Path(compare_dir).iterdir()) if d.is_dir()) if c]

@@ -210,3 +210,44 @@ def memory_classes(inp: Inputs) -> list[Finding]:
             out.append(Finding("memory_classes", inp.scope(fam[0]),
                                [f"No class, too few samples (a class needs {MIN_POINTS} positions): {', '.join(few)}."]))
     return out
+
+
+def gc_checkpoints(inp: Inputs) -> list[Finding]:
+    """``--gc-checkpoints N``: per cell, how many of the checkpoints its steps called for (after
+    steps N-1, 2N-1…: ``(last step + 1) // N``) a forced collection was done for (``gc_checkpoint``
+    samples with ``forced: true``) and how many were asked. The harness asks when it sees a step;
+    steps reach it in batches (web/probes/sink.js), so one ask serves every checkpoint passed
+    since the last (harness/probe/gc_checkpoints.py): fewer done than due is said, never hidden."""
+    every = int((inp.tables.manifest.get("parameters") or {}).get("gc_checkpoints") or 0)
+    gc = getattr(inp.tables, "gc", None)
+    if every <= 0 or gc is None:
+        return []
+    out = []
+    for fam in families(inp.run):
+        parts = []
+        for g in fam:
+            cells = [c for c in inp.run.cells if c.key == g.key and c.status == "ok"]
+            for c in cells:
+                steps = c.steps["step"].dropna() if "step" in c.steps else []
+                due = (int(steps.max()) + 1) // every if len(steps) else 0
+                rows = gc[gc["cell"] == c.cell]
+                unavailable = rows[~rows["forced"] & rows["reason"].str.startswith("not available")]
+                done = int(rows["forced"].sum())
+                asked = done + int((~rows["forced"]).sum()) - len(unavailable)
+                who = g.key.variant + (f" r{c.repetition}" if len(cells) > 1 else "")
+                if len(unavailable) and not done:
+                    parts.append(f"{who} none of {due} done ({unavailable['reason'].iloc[0]})")
+                    continue
+                text = f"{who} {done} of {due} done"
+                notes = []
+                if asked < due:
+                    notes.append(f"{asked} asked: {due - asked} passed while the harness had not yet seen their "
+                                 "steps, one ask serving several")
+                if asked > done:
+                    notes.append(f"{asked - done} asked and not done (no answer, or an error)")
+                parts.append(text + (f" ({'; '.join(notes)})" if notes else ""))
+        if parts:
+            out.append(Finding("gc_checkpoints", inp.scope(fam[0]),
+                               [f"GC checkpoints (--gc-checkpoints {every}: a forced collection after every "
+                                f"{every} tokens): {'; '.join(parts)}."]))
+    return out

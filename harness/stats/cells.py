@@ -15,6 +15,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from harness.process_types import CONTENT_PROCESS_TYPES
 from harness.stats.metrics import CELL_STEP_METRICS, DEFAULT_WARMUP, STEP_SLOPES, TOKEN_METRICS  # noqa: F401 (DEFAULT_WARMUP: here too)
 
 
@@ -218,7 +219,9 @@ def sync_samples(steps: pd.DataFrame, method: str) -> np.ndarray:
 def _memory_rounds(mem: pd.DataFrame) -> pd.DataFrame:
     """psutil samples → one row per sampling round: columns ``token``, ``time_s`` and one total
     RSS column per process type plus ``all``. A round ends when a pid is seen again (the first
-    sample of a pid already in the current round starts the next round)."""
+    sample of a pid already in the current round starts the next round). ``all`` is NaN in a
+    round without a content process (:data:`harness.process_types.CONTENT_PROCESS_TYPES`: the
+    page's renderer was not sampled): a sum without it is not every process's RSS."""
     if not len(mem):
         return pd.DataFrame()
     pids = mem["pid"].to_numpy()
@@ -238,6 +241,8 @@ def _memory_rounds(mem: pd.DataFrame) -> pd.DataFrame:
     per_type = m.pivot_table(index="round", columns="process_type", values="rss", aggfunc="sum", sort=False)
     out = pd.concat([first, per_type], axis=1)
     out["all"] = m.groupby("round", sort=True)["rss"].sum()
+    content = m["process_type"].isin(CONTENT_PROCESS_TYPES).groupby(m["round"], sort=True).any()
+    out.loc[~content.reindex(out.index, fill_value=False), "all"] = np.nan
     order = [c for c in dict.fromkeys(m["process_type"]) if c in per_type.columns]  # first seen, "all" second
     return out[["token", "time_s", *order[:1], "all", *order[1:]]].reset_index(drop=True)
 

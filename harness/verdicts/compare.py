@@ -20,13 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness import stats as S
+from harness.verdicts.matching import NoCommonCells  # noqa: F401 (raised here too; the module's API)
 
 #: Environment facts whose difference flags a match.
 ENV_KEYS = ("browser_version", "adapter", "webgpu", "os", "cpu")
-
-
-class NoCommonCells(ValueError):
-    """The two runs share no configuration; the message lists what each has."""
 
 
 @dataclass

@@ -145,8 +145,19 @@ def test_index_lists_runs_and_copes_with_partial_and_broken_folders(tmp_path):
     assert trace["meta"]["runs"] == ["webkit-decode-loop", "webkit-decode-loop-again"] and trace["y"] == [42, 42]
     html = index.write(root / "index.html", root / "runs", root / "compare").read_text()
     assert 'href="runs/webkit-decode-loop/report.html"' in html and "partial" in html and comps == []
-    assert index.target_for(root / "runs" / "partial") == index.for_root(root.resolve())
-    assert index.target_for(tmp_path / "elsewhere") is None
+    # outside the default places a run's index is the one in the folder holding it, never above
+    runs_dir = (root / "runs").resolve()
+    assert index.target_for(root / "runs" / "partial") == (runs_dir, runs_dir, runs_dir / "index.html")
+    there = tmp_path.resolve()
+    assert index.target_for(tmp_path / "elsewhere") == (there, there, there / "index.html")
+    # there, only folders holding a manifest are runs, and those holding a compare.json comparisons
+    (root / "runs" / "notes").mkdir()
+    runs_there, comps_there = index.build(runs_dir, runs_dir)
+    assert "notes" not in {e.name for e in runs_there} and "partial" in {e.name for e in runs_there}
+    assert "empty" not in {e.name for e in runs_there} and comps_there == []
+    assert index.ours(root / "index.html") and index.ours(root / "none.html")
+    (root / "mine.html").write_text("<html><title>my page</title></html>")
+    assert not index.ours(root / "mine.html")
 
 
 def test_the_chart_library_is_embedded_once_and_is_the_basic_bundle_when_installed(analysed):

@@ -41,6 +41,8 @@ CASES = [
     ["report", "tests/analysis/runs/chromium-decode-loop", "--budget", "decode-loop: bogus_metric <= 2"],
     ["compare", "{t}/none", "{t}/none"],
     ["compare", "tests/analysis/runs/chromium-decode-loop", "{t}/none"],
+    # no cells in common: said from the two manifests, before either run is analysed
+    ["compare", "tests/analysis/runs/chromium-decode-loop", "tests/analysis/runs/webkit-decode-loop", "-o", "{t}/c"],
     ["merge", "{t}/none", "-o", "{t}/m"],
     ["index", "{t}/none"],
     ["native", "--n", "0", "-o", "{t}/n"],

@@ -87,6 +87,27 @@ def test_memory_sampled_per_chrome_process_type(decode_run):
         assert cell and decode_run.cell(variant)["peak_rss_bytes_gpu-process"] > 0
 
 
+def test_every_cell_samples_its_own_renderer_and_the_gpu_process(decode_run):
+    # reuse runs second in the browser fresh ran in, in a new context, for under 2 s: a process
+    # list kept from fresh's cell once left it with no renderer row at all (peak_rss_bytes_all
+    # then read reuse 38% below fresh)
+    ps = decode_run.memory[decode_run.memory["source"] == "psutil"]
+    renderers = {}
+    for variant in ("fresh", "reuse"):
+        cell = ps[ps["cell"] == decode_run.cell(variant)["cell"]]
+        rounds = cell.groupby("time_s")["process_type"].agg(set)
+        assert len(rounds) >= 2, cell
+        # every sampling round has the page's renderer and the GPU process, each with real RSS
+        assert all({"renderer", "gpu-process"} <= r for r in rounds), rounds
+        assert (cell.loc[cell["process_type"] == "renderer", "rss_bytes"] > 10_000_000).all()
+        renderers[variant] = set(cell.loc[cell["process_type"] == "renderer", "pid"])
+        assert decode_run.cell(variant)["peak_rss_bytes_renderer"] > 10_000_000
+        assert decode_run.cell(variant)["content_rss_bytes_max"] > 10_000_000
+    # a new context, a new renderer: neither cell sampled the other's
+    assert renderers["fresh"].isdisjoint(renderers["reuse"]), renderers
+    assert "content process not sampled" not in (decode_run.dir / "summary.md").read_text()
+
+
 def test_report_has_chart_data_for_every_variant(decode_run):
     html = (decode_run.dir / "report.html").read_text()
     data = json.loads(re.search(r'<script type="application/json" id="chart-data">(.*?)</script>', html, re.S)

@@ -56,6 +56,23 @@ def test_forced_collections_are_recorded_where_the_browser_allows(leak_run):
     assert all(s["token"] >= 3 for s in forced)          # every 4 tokens: after step 3 at the earliest
 
 
+def test_forced_collections_follow_the_checkpoints_the_steps_passed(leak_run):
+    # checkpoints after steps 3, 7, 11, 15, 19: an ask stands for every one passed since the last
+    # (steps reach the harness in batches), and the console says how many of the 5 were done
+    forced = sorted((json.loads(x) for x in (leak_run.dir / "samples.jsonl").read_text().splitlines()
+                     if '"gc_checkpoint"' in x), key=lambda s: s["time_s"])
+    passed = 0
+    for s in forced:
+        assert s["due"] == (s["token"] + 1) // 4 - passed >= 1, forced
+        passed += s["due"]
+    assert passed <= 5
+    done = sum(s["forced"] is True for s in forced)
+    line = next(x for x in leak_run.cli.stdout.splitlines() if "GC checkpoints (--gc-checkpoints 4" in x)
+    assert f"fresh {done} of 5 done" in line, line
+    if done < 5:
+        assert "one ask serving several" in line or "asked and not done" in line, line
+
+
 def test_process_samples_are_real(leak_run):
     m = leak_run.memory
     ps = m[m["source"] == "psutil"]

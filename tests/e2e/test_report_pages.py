@@ -25,7 +25,8 @@ WIDTH, HEIGHT = 1280, 900
 def root(tmp_path_factory) -> Path:
     """A reports root: runs/ with recorded runs re-analysed by ``report``, a copy of one made
     later (the same configuration twice: a trend), a partial folder; compare/ with one
-    comparison. The CLI rebuilds root/index.html after each."""
+    comparison. The CLI rebuilds the index of the folder holding each (root/runs/index.html);
+    ``index root`` writes the reports root's root/index.html."""
     root = tmp_path_factory.mktemp("reports")
     names = ["mixed-decode-loop", "webkit-gc-retention", "chromium-dispatch-overhead", "chromium-decode-loop"]
     for name in names:
@@ -38,11 +39,14 @@ def root(tmp_path_factory) -> Path:
     for d in [root / "runs" / n for n in names] + [later]:
         r = run_cli("report", str(d))
         assert r.returncode == 0, r.stdout + r.stderr
-        assert f"index: {root.resolve() / 'index.html'}" in r.stdout
+        assert f"index: {root.resolve() / 'runs' / 'index.html'}" in r.stdout
     (root / "runs" / "partial").mkdir()
     shutil.copy(RUNS / "webkit-decode-loop" / "manifest.json", root / "runs" / "partial")
     r = run_cli("compare", str(root / "runs" / "chromium-decode-loop"), str(later), "--output", str(root / "compare" / "c"))
     assert r.returncode == 0, r.stdout + r.stderr
+    assert not (root / "index.html").exists()         # never a folder above the one named
+    r = run_cli("index", str(root))
+    assert r.returncode == 0 and (root / "index.html").is_file(), r.stdout + r.stderr
     return root
 
 
