@@ -148,7 +148,10 @@ async function main(page) {
   const ctx = {
     params: cfg.params,
     adapter,
-    probe: new StepProbe(sink, emulationStats, probes.installed.length > 0),
+    // --gc-checkpoints: probe.checkpoint(i) waits for the harness's forced collection where the
+    // driver can force one (gc_checkpoint_wait_s > 0, harness/drive/runner.py)
+    probe: new StepProbe(sink, emulationStats, probes.installed.length > 0,
+      { every: cfg.gc_checkpoints ?? 0, waitMs: (cfg.gc_checkpoint_wait_s ?? 0) * 1000 }),
     log: (message) => sink.post({ kind: 'log', message: String(message) }),
     // progress inside a long step or set-up: resets the harness's step timeout (a log does not)
     heartbeat: (what = '') => sink.post({ kind: 'heartbeat', what: String(what).slice(0, 200) }),

@@ -136,13 +136,17 @@ class BrowserSession(abc.ABC):
     #: Why this session cannot read the worker's JS heap or force a collection in it ("" when it can).
     no_devtools: str = "this driver has no DevTools protocol"
 
-    def collect_garbage(self, tag=None) -> bool:
+    def collect_garbage(self, tag=None, then: str | None = None) -> bool:
         """Ask the engine to collect garbage in the workload's worker now (a full GC); True when
-        the request was sent, False where the driver cannot (see :attr:`no_devtools`)."""
+        the request was sent, False where the driver cannot (see :attr:`no_devtools`). ``then``:
+        a JS expression evaluated in that worker as soon as the engine answers that the
+        collection is done (``--gc-checkpoints``: it lets a worker waiting at a checkpoint go
+        on, harness/probe/gc_checkpoints.py). Here: nothing is sent and nothing evaluated."""
         return False
 
-    def collections_done(self) -> list[tuple[object, bool]]:
-        """``(tag, ok)`` of each :meth:`collect_garbage` request answered since the last call."""
+    def collections_done(self) -> list[tuple[object, bool, float]]:
+        """``(tag, ok, answered)`` of each :meth:`collect_garbage` request answered since the last
+        call (``answered``: time.monotonic() when the engine's answer arrived)."""
         return []
 
     def collections_pending(self) -> int:
@@ -168,6 +172,12 @@ class BrowserDriver(abc.ABC):
 
     name: str = ""
     description: str = ""
+    #: Whether this family's sessions can force a full collection in the workload's worker and
+    #: then evaluate a script there (:meth:`BrowserSession.collect_garbage` with ``then``):
+    #: Chromium through Playwright's DevTools protocol session. Only then is a worker told to
+    #: wait at its ``--gc-checkpoints`` (harness/drive/runner.py :func:`cell_config`); WebKit,
+    #: Safari, WebDriver endpoints and Dawn cannot, and their workers never wait.
+    forces_collections: bool = False
 
     @abc.abstractmethod
     def locate(self, browser_path: str | None = None) -> Located:

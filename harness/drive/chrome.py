@@ -64,6 +64,7 @@ class ChromeDriver(BrowserDriver):
 
     name = "chrome"
     description = "Google Chrome via Playwright's chrome channel (installed Chrome, any OS)"
+    forces_collections = True  # HeapProfiler.collectGarbage on the worker's target (playwright.py)
 
     def locate(self, browser_path: str | None = None) -> Located:
         if browser_path:

@@ -36,6 +36,7 @@ INSTALL_HINT = "install Debian's Chromium: sudo apt-get update && sudo apt-get i
 class ChromiumDriver(BrowserDriver):
     name = "chromium"
     description = "Chromium via Playwright (system Chromium through executable_path)"
+    forces_collections = True  # HeapProfiler.collectGarbage on the worker's target (playwright.py)
 
     def locate(self, browser_path: str | None = None) -> Located:
         if browser_path:

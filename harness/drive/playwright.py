@@ -75,7 +75,7 @@ class PlaywrightSession(BrowserSession):
         self._heap_asked: dict[int, float] = {}
         self._msg_id = 0
         self._gc_pending: dict[int, object] = {}
-        self._gc_done: list[tuple[object, bool]] = []
+        self._gc_done: list[tuple[object, bool, float]] = []
         #: the worker whose heap :meth:`worker_heap` reads: the first target whose URL contains this
         self.heap_worker_url = "/web/worker.js"
 
@@ -158,7 +158,10 @@ class PlaywrightSession(BrowserSession):
         except ValueError:
             return
         if msg.get("id") in self._gc_pending:
-            self._gc_done.append((self._gc_pending.pop(msg["id"]), "error" not in msg))
+            tag, then = self._gc_pending.pop(msg["id"])
+            self._gc_done.append((tag, "error" not in msg, time.monotonic()))
+            if then:  # at once, not at the next poll: a worker waiting at a checkpoint goes on
+                self._worker_send("Runtime.evaluate", {"expression": then})
             return
         result = msg.get("result")
         asked = self._heap_asked.pop(msg.get("id"), None)
@@ -172,16 +175,16 @@ class PlaywrightSession(BrowserSession):
     def no_devtools(self) -> str:
         return "" if self._cdp is not None else f"Playwright's {self.engine} has no DevTools protocol session"
 
-    def _worker_send(self, method: str) -> int | None:
-        """Send ``method`` to the workload worker's target (attached on first use; flatten off:
-        answers arrive as Target.receivedMessageFromTarget). Returns the message id, None when
-        there is no worker (yet)."""
+    def _worker_send(self, method: str, params: dict | None = None) -> int | None:
+        """Send ``method`` (with ``params``) to the workload worker's target (attached on first
+        use; flatten off: answers arrive as Target.receivedMessageFromTarget). Returns the
+        message id, None when there is no worker (yet)."""
         if self._death or self._cdp is None:
             return None
         with interrupts_deferred():  # CDP calls dispatch listeners too
-            return self._worker_send_now(method)
+            return self._worker_send_now(method, params)
 
-    def _worker_send_now(self, method: str) -> int | None:
+    def _worker_send_now(self, method: str, params: dict | None = None) -> int | None:
         try:
             if self._worker_session is None:
                 targets = self._cdp.send("Target.getTargets")["targetInfos"]
@@ -192,7 +195,8 @@ class PlaywrightSession(BrowserSession):
                     "Target.attachToTarget", {"targetId": worker["targetId"], "flatten": False})["sessionId"]
             self._msg_id += 1
             self._cdp.send("Target.sendMessageToTarget", {
-                "sessionId": self._worker_session, "message": json.dumps({"id": self._msg_id, "method": method})})
+                "sessionId": self._worker_session,
+                "message": json.dumps({"id": self._msg_id, "method": method, **({"params": params} if params else {})})})
             return self._msg_id
         except Exception:
             self._worker_session = None
@@ -209,15 +213,17 @@ class PlaywrightSession(BrowserSession):
                     del self._heap_asked[k]
         return None if self._death else self._heap
 
-    def collect_garbage(self, tag=None) -> bool:
+    def collect_garbage(self, tag=None, then: str | None = None) -> bool:
         """HeapProfiler.collectGarbage on the worker target (a full, forced collection); its
-        answer (the collection done) comes back through :meth:`collections_done` with ``tag``."""
+        answer (the collection done) comes back through :meth:`collections_done` with ``tag``,
+        and ``then`` (a JS expression) is evaluated in the same worker (Runtime.evaluate, on the
+        same target session) from the listener that received the answer, not at the next poll."""
         mid = self._worker_send("HeapProfiler.collectGarbage")
         if mid is not None:
-            self._gc_pending[mid] = tag
+            self._gc_pending[mid] = (tag, then)
         return mid is not None
 
-    def collections_done(self) -> list[tuple[object, bool]]:
+    def collections_done(self) -> list[tuple[object, bool, float]]:
         done, self._gc_done = self._gc_done, []
         return done
 

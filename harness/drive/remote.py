@@ -269,6 +269,12 @@ class RemoteDriver(BrowserDriver):
         self.target = target
         self.name = target.browser
 
+    @property
+    def forces_collections(self) -> bool:
+        """A Chromium behind a Playwright server or a DevTools endpoint: a DevTools protocol
+        session reaches its worker; a WebDriver endpoint or a remote WebKit: no."""
+        return self.target.kind in ("playwright", "cdp") and self.target.engine == "chromium"
+
     def locate(self, browser_path: str | None = None) -> Located:
         t = self.target
         sent = t.capabilities if t.kind == "webdriver" else t.launch_options

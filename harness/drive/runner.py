@@ -111,9 +111,33 @@ def _with_token(url: str, token: str | None) -> str:
     return f"{url}{'&' if '?' in url else '?'}{access.TOKEN_PARAM}={token}"
 
 
-def cell_config(cell: Cell, wl: Workload, plan: RunPlan, token: str | None = None) -> dict[str, Any]:
+#: Longest a worker waits at one ``--gc-checkpoints`` checkpoint for the harness's forced
+#: collection (s); at most half the step timeout, so a wait never reads as a hang (web/probes/step.js).
+GC_CHECKPOINT_WAIT_S = 10.0
+
+
+def gc_checkpoint_settings(cell: Cell, plan: RunPlan, forces_collections: bool) -> dict[str, Any]:
+    """What the worker is told about ``--gc-checkpoints N`` (nothing when it is off):
+    ``gc_checkpoints`` (N) and ``gc_checkpoint_wait_s``, how long the worker waits after steps
+    N-1, 2N-1… for the harness to force a collection and say so (web/probes/step.js
+    ``checkpoint``): :data:`GC_CHECKPOINT_WAIT_S`, at most half of ``step_timeout_s``; 0 (the
+    worker never waits) when the driver cannot force one (``forces_collections`` false: WebKit,
+    Safari, WebDriver endpoints, Dawn, ``serve``) or the cell runs on the page's main thread (no
+    worker target to collect in)."""
+    every = int(getattr(plan, "gc_checkpoints", 0) or 0)
+    if every <= 0:
+        return {}
+    waits = forces_collections and not cell.params.get("main_thread")
+    wait_s = min(GC_CHECKPOINT_WAIT_S, float(plan.step_timeout_s) / 2) if waits else 0.0
+    return {"gc_checkpoints": every, "gc_checkpoint_wait_s": wait_s}
+
+
+def cell_config(cell: Cell, wl: Workload, plan: RunPlan, token: str | None = None,
+                forces_collections: bool = False) -> dict[str, Any]:
     """The JSON the worker bootstrap fetches from ``/api/cells/<cell>``. A ``--model``'s URLs and
-    ort-run's local input files carry the run's ``token`` (those files are served only with it)."""
+    ort-run's local input files carry the run's ``token`` (those files are served only with it).
+    ``forces_collections``: the cell's driver can force a collection in its worker (workers then
+    wait at ``--gc-checkpoints``, :func:`gc_checkpoint_settings`)."""
     profile = dict(wl.profiles.get(cell.profile, {})) if cell.profile else {}
     # --param KEY=VALUE where KEY is a profile dimension overrides that dimension
     profile.update({k: v for k, v in cell.params.items() if k in profile})
@@ -140,6 +164,7 @@ def cell_config(cell: Cell, wl: Workload, plan: RunPlan, token: str | None = Non
         "sweep": dict(cell.sweep),
         "repetition": cell.repetition,
         "given_params": {k: cell.params[k] for k in plan.params if k in cell.params},
+        **gc_checkpoint_settings(cell, plan, forces_collections),
     }
 
 
@@ -217,8 +242,10 @@ class Runner:
         """Run every pending cell. ``close=False`` keeps the sample store open so that
         :meth:`add_repetition` and another ``run`` can follow (``--auto-sample``)."""
         pending = [c for c in self.cells if c.status == "pending"]
+        forces = {b: driver_for(b, self.plan.remote).forces_collections for b in {c.browser for c in pending}}
         for cell in pending:
-            self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan, self.token))
+            self.store.register(cell.cell, cell_config(cell, self.workloads[cell.workload], self.plan, self.token,
+                                                       forces_collections=forces[cell.browser]))
         self.write_manifest()
         roots = {**default_roots(), **self.plan.extra_roots}
         hosts = access.allowed_hosts(self.plan.host, [self.plan.public_url] if self.plan.public_url else [])

@@ -73,6 +73,24 @@ def test_forced_collections_follow_the_checkpoints_the_steps_passed(leak_run):
         assert "one ask serving several" in line or "asked and not done" in line, line
 
 
+def test_the_worker_waits_so_every_checkpoint_is_done_at_its_token(leak_run):
+    # the worker waits after steps 3, 7, 11, 15, 19 (web/probes/step.js checkpoint) until the
+    # harness forced the collection: each checkpoint asked once, at its own token, and done
+    # before the worker went on (before this change: 1 or 2 of the 5, asked late, in batches)
+    forced = sorted((json.loads(x) for x in (leak_run.dir / "samples.jsonl").read_text().splitlines()
+                     if '"gc_checkpoint"' in x), key=lambda s: s["time_s"])
+    assert [s["token"] for s in forced] == [3, 7, 11, 15, 19], forced
+    assert all(s["forced"] is True and s["due"] == 1 for s in forced), forced
+    assert [s["done_token"] for s in forced] == [3, 7, 11, 15, 19], forced   # done before the next step
+    # the step after each checkpoint began after the collection was done (no overlap)
+    steps = leak_run.cell_steps("fresh").set_index("step")
+    assert all(steps.loc[s["token"] + 1, "received_s"] >= s["done_s"] for s in forced if s["token"] + 1 in steps.index)
+    assert "not answer" not in (leak_run.dir / "samples.jsonl").read_text()   # no wait ran out
+    line = next(x for x in leak_run.cli.stdout.splitlines() if "GC checkpoints (--gc-checkpoints 4" in x)
+    assert "fresh 5 of 5 done" in line, line
+    assert "fresh 5 of 5 done" in (leak_run.dir / "summary.md").read_text()
+
+
 def test_process_samples_are_real(leak_run):
     m = leak_run.memory
     ps = m[m["source"] == "psutil"]

@@ -184,6 +184,7 @@ async function decode(ctx, o, s, gpuErrors) {
     }
     ctx.probe.endStep(i, { token: r.token, logitsHash, extra });
     if (problems.length && !keepGoing) throw new Error(`decode-loop token ${i}: ${problems.join('; ')}`);
+    await ctx.probe.checkpoint(i); // --gc-checkpoints: the harness's forced collection, between tokens
     out.tokens.push(r.token);
     out.logitsHashes.push(logitsHash);
     out.bindGroupsCreatedPerToken.push(extra.bind_groups_created);

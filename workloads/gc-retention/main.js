@@ -292,6 +292,7 @@ export async function run(ctx) {
           verified,
         },
       });
+      await ctx.probe.checkpoint(t); // --gc-checkpoints: the harness's forced collection, between tokens
     }
     return {
       workload: 'gc-retention',

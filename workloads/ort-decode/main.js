@@ -304,6 +304,7 @@ export async function run(ctx) {
         out.logitsHashes.push(logitsHash);
         out.stepMs.push(performance.now() - tStep);
         ctx.probe.endStep(step, {token, logitsHash, extra});
+        await ctx.probe.checkpoint(step); // --gc-checkpoints: the harness's forced collection, between tokens
       }
     } finally {
       decoder.dispose();

@@ -144,6 +144,7 @@ export async function run(ctx) {
       }
       const createMs = performance.now() - tCreate;
       ctx.probe.endStep(step, { extra: { phase: 'create', cycle: c, run: null, create_ms: createMs, device: deviceMode } });
+      await ctx.probe.checkpoint(step); // --gc-checkpoints: the harness's forced collection, between steps
       step += 1;
       if (c === 0) {
         plan = planInputs(session, npy, dims, dimDefault);
@@ -171,6 +172,7 @@ export async function run(ctx) {
         if (r === 0) extra.time_to_first_result_ms = now - tCreate;
         ctx.probe.endStep(step, { token: r, logitsHash: hash, extra });
         cyc.steps.push(step);
+        await ctx.probe.checkpoint(step);
         step += 1;
       }
       // --- release ---
@@ -178,6 +180,7 @@ export async function run(ctx) {
       await session.release();
       if (deviceMode === 'per-session') device.destroy();
       ctx.probe.endStep(step, { extra: { phase: 'release', cycle: c, run: null, device: deviceMode } });
+      await ctx.probe.checkpoint(step);
       step += 1;
       await sleep(settleMs);
     }
