@@ -234,7 +234,7 @@ def run(
     ort_dist: Optional[Path] = O.ORT_DIST,
     workloads_dir: Optional[List[Path]] = O.WORKLOADS_DIR,
     memory_budget: Optional[str] = O.MEMORY_BUDGET,
-    gc_checkpoints: int = typer.Option(0, "--gc-checkpoints", help="Force a full garbage collection in the worker every N tokens where the browser allows (Chromium: DevTools HeapProfiler.collectGarbage) and record what survives; 0 = never."),
+    gc_checkpoints: int = typer.Option(0, "--gc-checkpoints", help="Force a full garbage collection in the worker every N tokens where the browser allows (Chromium: DevTools HeapProfiler.collectGarbage; the worker waits at each checkpoint until it is done, at most 10 s) and record what survives; 0 = never."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/decode-loop/reuse: ms_per_token <= 0.95 * fresh') or a .toml file of them (repeatable); exit 1 when one fails. Grammar: README, Budgets."),
     auto_sample: Optional[str] = typer.Option(None, "--auto-sample", help="Add repetitions until every variant pair's ms_per_token difference CI clears these conditions, e.g. 0% or 0%,5% (tachometer's auto-sampling)."),
     timeout: Optional[str] = typer.Option(None, "--timeout", help="Stop --auto-sample after this long: minutes (default 3), or e.g. 90s."),
