@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { installEmulatedWebGPU } from '../../web/emulation/webgpu-emulated.js';
 import { installProbes, StepProbe } from '../../web/probes/index.js';
+import { GC_DONE_GLOBAL } from '../../web/probes/step.js';
 import { counts, snapshot, takeCreatedBuffers, MAX_BUFFER_GROUPS } from '../../web/probes/counters.js';
 import { liveSnapshot } from '../../web/probes/live-objects.js';
 import { BU, KERNEL, collectUntil, tick } from './helpers.mjs';
@@ -188,4 +189,31 @@ test('created buffers: at most MAX_BUFFER_GROUPS groups, the rest summed into (o
   assert.equal(other.bytes, 4 * (1 + 2 + 3 + 4 + 5 + 6));
   assert.ok(!g.some((x) => x.label === 'before the step'));
   d.destroy();
+});
+
+test('checkpoint: waits after steps N-1, 2N-1… until the harness says the collection was done; a wait that runs out posts a log', async () => {
+  const sent = [];
+  let flushes = 0;
+  const sink = { post: (x) => { sent.push(x); return Promise.resolve(); }, flush: () => { flushes++; return Promise.resolve(); } };
+  assert.equal(await new StepProbe(sink, null, true, { every: 4, waitMs: 0 }).checkpoint(3), false, 'no wait allowed: at once');
+  assert.equal(flushes, 0);
+  const probe = new StepProbe(sink, null, true, { every: 4, waitMs: 300 });
+  assert.equal(await probe.checkpoint(2), false, 'not a checkpoint');
+  assert.equal(flushes, 0);
+  let answered = null;
+  const waiting = probe.checkpoint(3).then((v) => { answered = v; });
+  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
+  assert.equal(flushes, 1, 'the steps held leave before the wait');
+  assert.equal(answered, null, 'still waiting');
+  assert.equal(globalThis[GC_DONE_GLOBAL](3), true);
+  await waiting;
+  assert.equal(answered, true);
+  globalThis[GC_DONE_GLOBAL](7); // answered while the flush was being answered
+  assert.equal(await probe.checkpoint(7), true);
+  const t0 = performance.now();
+  assert.equal(await probe.checkpoint(11), false, 'no answer');
+  assert.ok(performance.now() - t0 >= 290);
+  assert.equal(sent.length, 1);
+  assert.match(sent[0].message, /^gc checkpoint after step 11: the harness did not answer within 0\.3 s/);
+  delete globalThis[GC_DONE_GLOBAL];
 });
