@@ -13,7 +13,9 @@
 // N-1, 2N-1… it sends every sample posted so far (sink.flush(): the harness has step i) and
 // waits until the harness has forced a full collection and calls GC_DONE_GLOBAL(i) in this
 // worker (harness/probe/gc_checkpoints.py), or until `gc_checkpoint_wait_s` has passed: then a
-// `log` sample says the checkpoint was not answered and the workload goes on. Without the wait
+// `log` sample says the checkpoint was not answered, a `heartbeat` restarts the harness's step
+// timeout and the workload goes on. The step timeout cannot fire during a wait: the flushed step
+// restarted it and a wait lasts at most half of it; a worker that hangs still times out. Without the wait
 // the worker ran ~20 tokens ahead of what the harness had seen (steps arrive in batches,
 // sink.js COALESCE_MS) and most checkpoints were missed. The wait falls between endStep(i) and
 // beginStep(i+1): no step's cpu_ms or wall_ms includes it. Elsewhere it resolves at once.
@@ -83,6 +85,8 @@ export class StepProbe {
     if (!answered) {
       this.sink.post({ kind: 'log', message: `gc checkpoint after step ${step}: the harness did not answer within `
         + `${(this.gcWaitMs / 1000).toFixed(1)} s (no forced collection known to the worker); the workload went on` });
+      // the worker is alive: the time it waited does not count against the next step's timeout
+      this.sink.post({ kind: 'heartbeat', what: `gc checkpoint after step ${step}: wait over, not answered` });
     }
     return answered;
   }
