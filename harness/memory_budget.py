@@ -51,3 +51,18 @@ def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd
         counted.append(most if measured else None)
     summary["would_be_killed_at_token"] = pd.array(killed, dtype="Int64")
     summary["memory_budget_counted_bytes_max"] = counted
+
+
+def budget_reading(killed, counted_max, budget) -> str | None:
+    """The one wording of a cell's (or a variant's) memory budget, printed by every surface
+    (report.html's retention table, findings, summary.md): ``"token 12"`` when the budget was
+    passed at token 12 (``would_be_killed_at_token``), ``"not reached (max 165 MB of 400 MB)"``
+    when it was not (``memory_budget_counted_bytes_max``: the most it counted, MB = 10⁶ bytes),
+    ``"not measured (…)"`` when nothing it counts was sampled; None without a budget."""
+    if budget is None or pd.isna(budget) or not budget:
+        return None
+    if killed is not None and not pd.isna(killed):
+        return f"token {int(killed)}"
+    if counted_max is None or pd.isna(counted_max):
+        return "not measured (no content process RSS or modeled bytes were sampled)"
+    return f"not reached (max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB)"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pandas as pd
+
 from harness.stats.provenance import DRIVEN_BY, provenance  # noqa: F401 (where a number came from, in words)
 
 MISSING = "—"
@@ -19,10 +21,10 @@ _BINARY = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 
 def missing(v: Any) -> bool:
     """True for None, NaN and pandas' NA."""
-    if v is None:
+    if v is None or v is pd.NA:
         return True
     try:
-        return bool(v != v)  # NaN, pd.NA-like
+        return bool(v != v)  # NaN
     except (TypeError, ValueError):
         return False
 

@@ -5,6 +5,7 @@ says what is missing where too few points stood behind a slope or a class."""
 
 from __future__ import annotations
 
+from harness.memory_budget import budget_reading
 from harness.report.finding import FIELD_KILL_BYTES, PROCESS_ROLES, Finding, Inputs, Number, families, per_variant
 from harness.stats.floors import MIN_POINTS
 from harness.stats.run import GroupStats
@@ -90,8 +91,7 @@ def memory_budget(inp: Inputs) -> list[Finding]:
             if budget:
                 counted = (rows["memory_budget_counted_bytes_max"].dropna() if "memory_budget_counted_bytes_max" in rows
                            else [])
-                words += [f"not reached (max {float(max(counted)) / 1e6:,.0f} MB of {budget / 1e6:,.0f} MB)"
-                          if len(counted) else "not measured (no content process RSS or modeled bytes were sampled)"]
+                words += [budget_reading(None, float(max(counted)) if len(counted) else None, budget)]
             classified = [r for r in mem_rows if r.get("group") == g.key.label]
             theirs = [r for r in classified if r.get("projected_tokens_to_budget") is not None]
             if theirs:  # the statistics projected it by class (floor slope or rate between collections)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from harness.memory_budget import budget_reading
 from harness.stats.memory import collections, memory_of, projection
 from harness.tables import CONTENT_PROCESS_TYPES
 
@@ -77,6 +78,8 @@ def retention_rows(tables, run=None) -> list[dict]:
             "modeled_max": row.get("modeled_native_bytes_max") if emulated else None,
             "rss_max": row.get("content_rss_bytes_max"), "killed": row.get("would_be_killed_at_token"),
             "budget": row.get("memory_budget_bytes"), "budget_counted_max": row.get("memory_budget_counted_bytes_max"),
+            "budget_reading": budget_reading(row.get("would_be_killed_at_token"),
+                                             row.get("memory_budget_counted_bytes_max"), row.get("memory_budget_bytes")),
             "projection": modeled_projection(data.get(row["cell"]), row.get("memory_budget_bytes")
                                              if pd.notna(row.get("memory_budget_bytes")) else None, warmup)
             if emulated else None,
