@@ -14,7 +14,7 @@ from harness.stats.cells import DEFAULT_WARMUP, CellData, cell_value, token_valu
 from harness.stats.estimators import (CONFIDENCE, NO_INTERVAL_N1, SEED, SUBSAMPLE_TOKENS, block_bootstrap_ci,
                                       bootstrap_ci, stat_fn, stratified_theil_sen, t_ci)
 from harness.stats.memory import fit_strata, floor_points, segments
-from harness.stats.metrics import default_stat, growth_series, metric_kind, metric_unit
+from harness.stats.metrics import default_stat, deterministic, growth_series, metric_kind, metric_unit
 
 
 @dataclass
@@ -96,6 +96,8 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
         x = np.asarray(vals)
         if stat == "mean":
             lo, hi, how = t_ci(x, confidence)
+            if how == "exact" and not deterministic(metric):  # live counts, memory: measured, not exact
+                lo, hi, how = None, None, f"{len(x)} repetitions: no spread between them, no interval"
         elif len(x) < 2:
             lo, hi, how = None, None, NO_INTERVAL_N1
         elif stat in ("min", "max"):

@@ -101,3 +101,54 @@ def test_a_budget_not_crossed_reads_not_reached_in_every_table(analysed):
             most = f"not reached (max {round(g['memory_budget_counted_bytes_max'].max() / 1e6):,} MB of {budget:,.0f} MB)"
             assert most in _findings(a) and most in _md(a), (most, _findings(a))
         assert "token 0" not in _md(a)
+
+
+# 3. live counts are measured values: significance only across 2+ repetitions a side --------------------
+
+LIVE = ("live_bind_groups_max", "live_buffers_max", "live_buffer_bytes_max", "modeled_native_bytes_max")
+
+
+def _differences(a) -> list[dict]:
+    with open(a.out_dir / "differences.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_live_counts_are_never_significant_without_two_repetitions_a_side(analysed):
+    seen = 0
+    for name in ("chromium-decode-loop", "webkit-decode-loop", "mixed-decode-loop"):
+        for d in _differences(analysed[name]):
+            if d["metric"] not in LIVE:
+                continue
+            seen += 1
+            assert d["ci_method"] != "exact" and d["evidence"] != "exact", d
+            if min(int(d["reps_a"]), int(d["reps_b"])) < 2:
+                assert d["significant"] == "" and d["evidence"].startswith("1 repetition: within-run only"), d
+            elif d["significant"] == "True":
+                assert d["evidence"].endswith("Welch's t") and float(d["diff_low"]) < float(d["diff_high"]), d
+    assert seen >= 10
+    # chromium decode-loop, 2 repetitions a side, each repetition's peak the same (295 fresh, 42 reuse):
+    # GC timing could differ next run; no spread, no interval, not decided
+    d = next(d for d in _differences(analysed["chromium-decode-loop"]) if d["metric"] == "live_bind_groups_max")
+    assert (float(d["a_value"]), float(d["b_value"])) == (295.0, 42.0)
+    assert d["significant"] == "" and d["evidence"] == "2 + 2 repetitions: no spread between them, no interval"
+    bold = [x for x in _md(analysed["chromium-decode-loop"]).splitlines() if "| live_bind_groups_max | **" in x]
+    assert bold == []  # summary.md's differences: bold = significant
+    assert any("| live_bind_groups_max | **" in x for x in _md(analysed["mixed-decode-loop"]).splitlines())
+
+
+# 4. an interval printed and the words beside it agree ---------------------------------------------------
+
+
+def test_difference_intervals_and_evidence_words_agree(analysed):
+    rows = [d for name in ("chromium-decode-loop", "webkit-decode-loop", "mixed-decode-loop", "chromium-gc-cadence")
+            for d in _differences(analysed[name])]
+    assert len(rows) > 40
+    for d in rows:
+        empty = d["diff_low"] == "" and d["diff_high"] == ""
+        assert empty == ("no interval" in d["evidence"]), d
+        if empty:
+            assert d["rel_low"] == d["rel_high"] == "" and d["significant"] == "", d
+    # the slope the checker caught: 0 [-0.76, +0.76] beside "no interval" — now its within-run interval is named so
+    d = next(d for d in _differences(analysed["mixed-decode-loop"])
+             if d["metric"] == "live_buffers_growth_per_token" and d["a"].startswith("chromium"))
+    assert d["diff_low"] != "" and d["evidence"].endswith("within-run interval only, not decided"), d
