@@ -63,13 +63,12 @@ def memory_growth(inp: Inputs) -> list[Finding]:
 def memory_budget(inp: Inputs) -> list[Finding]:
     """Per variant: the token at which the memory budget was passed (summary.csv
     ``would_be_killed_at_token``: content-process RSS plus modeled native bytes), or that it was
-    not reached, with the most it counted (``not reached (max 312 MB of 400 MB)``); and the token
-    at which it would be passed: the statistics' projection by memory class of the series the
-    budget counts (``memory`` numbers: never of a bounded or flat series), else — at a content
-    memory growth whose CI is above 0 — (budget − peak) ÷ slope after its last token, range from
-    the slope's CI."""
+    not reached, with the most it counted (``not reached (max 312 MB of 400 MB)``:
+    :func:`harness.memory_budget.budget_reading`); and the token at which it would be passed: the
+    one projection of what the budget counts (:func:`harness.stats.workloads.retention.budget_projection`),
+    the earliest of the variant's cells, named; nothing where the data cannot carry one."""
     s = inp.tables.summary
-    mem_rows = (inp.workloads.get("memory") or {}).get("rows") or []
+    ret_rows = (inp.workloads.get("retention") or {}).get("rows") or []
     budget_col = s["memory_budget_bytes"].dropna() if "memory_budget_bytes" in s else []
     budget = float(budget_col.iloc[0]) if len(budget_col) else None
     out = []
@@ -92,21 +91,15 @@ def memory_budget(inp: Inputs) -> list[Finding]:
                 counted = (rows["memory_budget_counted_bytes_max"].dropna() if "memory_budget_counted_bytes_max" in rows
                            else [])
                 words += [budget_reading(None, float(max(counted)) if len(counted) else None, budget)]
-            classified = [r for r in mem_rows if r.get("group") == g.key.label]
-            theirs = [r for r in classified if r.get("projected_tokens_to_budget") is not None]
-            if theirs:  # the statistics projected it by class (floor slope or rate between collections)
-                r = min(theirs, key=lambda r: r["projected_tokens_to_budget"])
+            # the one projection (harness/stats/workloads/retention.py): the counted quantity, per cell
+            proj = [r["budget_projection"] for r in ret_rows if r["cell"] in g.cells and r.get("budget_projection")
+                    and r["budget_projection"]["token"] is not None]
+            if proj:
+                p = min(proj, key=lambda p: p["token"])
                 words += ["; " if words else "", "would pass it near token ",
-                          Number(float(r["projected_tokens_to_budget"]), "token", None, None, 1, "projection",
-                                 {"workload": "memory", "cell": r["cell"], "series": r["series"],
-                                  "field": "projected_tokens_to_budget"}),
-                          f" ({r.get('label') or r['series']}, {r.get('class')}: {r.get('projection_basis')}, "
-                          "from its last value)"]
-            else:
-                proj = None if classified else projection(g, budget or FIELD_KILL_BYTES, rows)
-                if proj is not None:
-                    words += ["; " if words else "", "would pass it near token ", proj,
-                              " (content memory growth after its last token; range from the slope's 95% CI)"]
+                          Number(round(p["token"]), "token", None, None, 1, "projection",
+                                 {"workload": "retention", "cell": p["cell"], "field": "budget_projection"}),
+                          f" ({p['cell']}: what the budget counts, projected {p['basis']} from {p['floors']} floors)"]
             if words:
                 parts += lead + words
         if not parts:
@@ -115,30 +108,6 @@ def memory_budget(inp: Inputs) -> list[Finding]:
                  f"iOS's {FIELD_KILL_BYTES / 1e6:,.0f} MB kill in the onnxruntime field report (no --memory-budget given)")
         out.append(Finding("memory_budget", inp.scope(fam[0]), [f"Memory budget ({which}): "] + parts + ["."]))
     return out
-
-
-def projection(g: GroupStats, budget: float, rows) -> Number | None:
-    """Token at which ``g`` would pass ``budget`` bytes: after its last token, (budget − peak
-    content memory) ÷ growth, where growth is the modeled native bytes' slope under emulated
-    WebGPU, else the content process's RSS slope; only for a growth whose CI is above 0."""
-    metric = "modeled_native_growth_bytes_per_token" if "modeled_native_growth_bytes_per_token" in g.metrics else None
-    if metric is None:
-        metric = next((m for _, m in memory_metrics(g) if m.startswith("rss_growth") and "content" in _role(m)), None)
-    e = g.metrics.get(metric) if metric else None
-    if e is None or e.value is None or e.ci_low is None or e.ci_low <= 0:
-        return None
-    peak = rows["content_rss_bytes_max"].dropna().mean() if "content_rss_bytes_max" in rows else 0.0
-    peak = (0.0 if peak != peak else float(peak)) + float(rows["modeled_native_bytes_max"].dropna().mean()
-                                                         if rows["modeled_native_bytes_max"].notna().any() else 0.0)
-    last = float(rows["steps_received"].max() - 1)
-    remaining = budget - peak
-    if remaining <= 0:
-        return None
-    at = lambda slope: last + remaining / slope  # noqa: E731 - one formula, three slopes
-    hi = at(e.ci_low)
-    lo = at(e.ci_high) if e.ci_high and e.ci_high > 0 else None
-    return Number(round(at(e.value)), "token", round(lo) if lo else None, round(hi) if lo else None, e.n_reps,
-                  "theil-sen", {"group": g.key.label, "metric": e.metric, "projection_bytes": budget})
 
 
 def _role(metric: str) -> str:

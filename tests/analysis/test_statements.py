@@ -152,3 +152,32 @@ def test_difference_intervals_and_evidence_words_agree(analysed):
     d = next(d for d in _differences(analysed["mixed-decode-loop"])
              if d["metric"] == "live_buffers_growth_per_token" and d["a"].startswith("chromium"))
     assert d["diff_low"] != "" and d["evidence"].endswith("within-run interval only, not decided"), d
+
+
+# 2. one projection of what the budget counts, from floors, named; nothing where the data cannot carry one
+
+
+def test_the_budget_projection_is_of_what_the_budget_counts_and_says_when_the_data_cannot_carry_one(analysed):
+    a = analysed["webkit-decode-loop"]                       # emulated WebGPU, GC rarely runs: 1 drop
+    rows = {r["row"]["variant"]: r for r in a.workloads["retention"]["rows"]}
+    fresh = rows["fresh"]
+    p = fresh["budget_projection"]
+    s = a.tables.summary.set_index("cell")
+    assert p["cell"] == fresh["cell"] and p["token"] is None
+    assert s.loc[fresh["cell"], "memory_budget_counted_bytes_last"] <= s.loc[fresh["cell"], "memory_budget_counted_bytes_max"]
+    series = {r["series"]: r for r in a.workloads["memory"]["rows"] if r["cell"] == fresh["cell"]}
+    floors = len(series["modeled_native_bytes"]["floors"].split())
+    assert floors < 3 and f"growing until collected, {floors} floor(s) (needs 3)" in p["why"]
+    retention = _section(html_text(a.out_dir / "report.html"), "Bind group retention per engine")
+    row = next(x for x in retention.splitlines() if fresh["cell"] + " |" in x)
+    assert p["why"] in row and "near token" not in row
+    for text in (_findings(a), _md(a)):                       # nothing projected where nothing can be
+        assert "near token" not in text
+
+
+def test_chromium_rss_with_too_few_samples_projects_nothing(analysed):
+    a = analysed["chromium-decode-loop"]
+    for r in a.workloads["retention"]["rows"]:
+        p = r["budget_projection"]
+        assert p["token"] is None and ("too few samples (n=" in p["why"] or "no samples placed" in p["why"]), p
+    assert "near token" not in _findings(a)
