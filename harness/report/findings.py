@@ -58,7 +58,8 @@ def unbounded_cache(inp: Inputs) -> list[Finding]:
             parts = head + [f"; whether it keeps what it creates: {r['why']}."]
         else:
             growth = Number.of(g.metrics["live_bind_groups_growth_per_token"], g.key.label)
-            parts = head + [", while live bind groups grow ", growth, " per token"]
+            parts = head + ([", while live bind groups ", growth] if growth.basis and "series" in growth.basis.split("+")
+                            else [", while live bind groups grow ", growth, " per token"])
             if r["verdict"] == "unbounded":
                 held = f", holding {r['live_end']:,.0f} at the end" if r.get("live_end") is not None else ""
                 parts += [f": {r['why']} — a bind group cache that never evicts, unbounded (pixi.js and Defold "

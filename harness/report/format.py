@@ -78,7 +78,18 @@ def estimate(e: Any) -> str:
     how = str(d.get("ci_method") or "")
     if how.startswith("too few"):  # what is missing, said instead of a slope or an interval
         return how if missing(d.get("value")) else f"{value(d.get('value'), unit)} ({how}: no interval)"
+    if "series" in str(d.get("basis") or "").split("+") and not missing(d.get("value")):
+        return rate_between_collections(d.get("value"), unit, d.get("floors"))
     return f"{value(d.get('value'), unit)}{ci}"
+
+
+def rate_between_collections(v: float, unit: str, floors: int | None) -> str:
+    """A growth slope fitted from fewer than 3 memory floors (``basis`` ``series``): how fast the
+    series rose between collections, never a growth rate: ``rose 8 bind groups/token between
+    collections (1 floor; needs 3)`` (3: harness/stats/floors.py MIN_FLOORS)."""
+    k = floors or 0
+    amount = value(v, unit) if "bytes" in unit else f"{value(v, unit)} {unit}"
+    return f"rose {amount} between collections ({k} floor{'' if k == 1 else 's'}; needs 3)"
 
 
 def signed(v: float, unit: str = "") -> str:

@@ -29,7 +29,7 @@ from harness.verdicts.budgets import BudgetResult
 
 STATS_COLUMNS = ["group", "machine", "browser", "workload", "variant", "profile", "metric", "unit", "kind",
                  "stat", "value", "ci_low", "ci_high", "ci_method", "median", "mean", "n", "n_reps", "warmup",
-                 "browser_version", "adapter", "webgpu", "params"]
+                 "browser_version", "adapter", "webgpu", "params", "basis", "floors"]
 DIFF_COLUMNS = ["metric", "unit", "stat", "a", "b", "a_value", "b_value", "diff", "diff_low", "diff_high",
                 "rel", "rel_low", "rel_high", "ci_method", "significant", "reps_a", "reps_b", "reps_low", "reps_high",
                 "evidence"]
@@ -64,7 +64,7 @@ def stats_rows(run: S.RunStats) -> list[dict]:
                                                                "ci_method", "median", "mean", "n", "n_reps", "warmup")},
                          "browser_version": ";".join(g.env.get("browser_version", [])),
                          "adapter": ";".join(g.env.get("adapter", [])), "webgpu": ";".join(g.env.get("webgpu", [])),
-                         "params": g.key.params})
+                         "params": g.key.params, "basis": d.get("basis") or None, "floors": d.get("floors")})
     return rows
 
 

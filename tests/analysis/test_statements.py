@@ -181,3 +181,22 @@ def test_chromium_rss_with_too_few_samples_projects_nothing(analysed):
         p = r["budget_projection"]
         assert p["token"] is None and ("too few samples (n=" in p["why"] or "no samples placed" in p["why"]), p
     assert "near token" not in _findings(a)
+
+
+# 5. a slope from fewer than 3 floors is a rate between collections, never a growth rate ---------------------
+
+
+def test_a_slope_from_too_few_floors_reads_as_a_rate_between_collections(analysed):
+    a = analysed["chromium-gc-cadence"]                      # 40 tokens, 1 collection seen: 1 floor
+    rows = {r["metric"]: r for r in csv.DictReader((a.out_dir / "stats.csv").open(encoding="utf-8"))}
+    r = rows["live_bind_groups_growth_per_token"]
+    assert (r["basis"], r["floors"], float(r["value"])) == ("series", "1", 8.0)   # 8 createBindGroup/token kept
+    said = "rose 8 bind groups/token between collections (1 floor; needs 3)"
+    assert said in _findings(a) and said in _md(a)
+    assert "grow rose" not in _findings(a) and "grow **8" not in _md(a)
+    assert rows["rss_growth_bytes_per_token_renderer"]["basis"] == "too-few"
+    # a slope from enough floors stays a growth rate: every "floors" row names 3 floors or more
+    for name in NAMES:
+        for r in csv.DictReader((analysed[name].out_dir / "stats.csv").open(encoding="utf-8")):
+            if r["basis"] == "floors":
+                assert int(r["floors"]) >= 3, r
