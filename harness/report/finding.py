@@ -6,10 +6,12 @@ written (:func:`quantity`), and the helpers that pick a run's configurations, sc
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from harness.report import format as F
+from harness.own_terms import STEP_UNITS
 from harness.stats.metrics import NOT_TOKENS  # noqa: F401 (report modules read it here too)
 from harness.stats.run import Difference, Estimate, GroupStats, RunStats, clean
 from harness.stats.workloads.dispatch_overhead import adapter_class
@@ -87,6 +89,9 @@ class Finding:
     scope: str
     parts: list
     flags: list[str] = field(default_factory=list)
+    #: what one step of the scope's workload is called in a rate: ``token`` (a decoder's), else
+    #: ``step`` (its scope says what one step is: harness/own_terms.py STEP_UNITS)
+    step: str = "token"
 
     @property
     def numbers(self) -> list[Number]:
@@ -96,17 +101,20 @@ class Finding:
     def text(self, fmt: Callable[[Number], str] | None = None) -> str:
         """The sentence as plain text, numbers written by ``fmt`` (default :func:`quantity`)."""
         fmt = fmt or quantity
-        return "".join(fmt(p) if isinstance(p, Number) else str(p) for p in self.parts)
+        text = "".join(fmt(p) if isinstance(p, Number) else str(p) for p in self.parts)
+        if self.step != "token":  # a rate of a workload whose step is not a token says "per step"
+            text = re.sub(r"(?<=[ /])token(s?)\b", self.step + r"\1", text)
+        return text
 
     def to_dict(self) -> dict:
         """``stats.json`` → ``findings[]``: kind, scope, flags, the plain ``text`` and ``numbers``."""
-        return {"kind": self.kind, "scope": self.scope, "flags": self.flags, "text": self.text(),
+        return {"kind": self.kind, "scope": self.scope, "flags": self.flags, "step": self.step, "text": self.text(),
                 "numbers": [n.to_dict() for n in self.numbers]}
 
 
 def quantity(n: Number) -> str:
     """How a finding's number is written: ``42``, ``6.14 [-0.5, 16.2]``, ``12.3 KiB/token [...]``,
-    ``-100%``, ``+7.4% [-10.7%, +22.8%]``; ``(n=1, no interval)`` when one repetition gave none;
+    ``-100%``, ``+7.4% [-10.7%, +22.8%]``; ``(1 repetition, no interval)`` when one repetition gave none;
     what is missing (``too few samples (n=4; needs 10)``) when too few points stood behind it."""
     if n.value is None and n.ci_method.startswith("too few"):
         return n.ci_method  # what is missing, never a bare dash
@@ -122,7 +130,7 @@ def quantity(n: Number) -> str:
     if n.unit in ("ms", "µs"):
         text += f" {n.unit}"
     if n.ci_low is None and n.n_reps == 1 and n.ci_method in ("", "none", "t"):
-        text += " (n=1, no interval)"
+        text += " (1 repetition, no interval)"
     elif n.ci_low is None and n.ci_method.startswith("too few"):
         text += f" ({n.ci_method}: no interval)"
     return text
@@ -174,7 +182,9 @@ def scope(g: GroupStats, show_params: set[str] | None = None) -> str:
     extra = " " + ", ".join(f"{p}={v}" for p, v in params.items()) if params else ""
     profile = f"@{k.profile}" if k.profile not in ("", "default") else ""
     part = f", steps with {k.part}" if k.part else ""  # one value of a list parameter (never pooled)
-    return f"{F.provenance(env_row(g))} — {k.workload}{profile}{extra}{part}"
+    unit = STEP_UNITS.get(k.workload)
+    step = f" (one step = one {unit})" if unit else ""
+    return f"{F.provenance(env_row(g))} — {k.workload}{profile}{step}{extra}{part}"
 
 
 def time_flags(g: GroupStats) -> list[str]:

@@ -206,6 +206,9 @@ def compute(tables, run: RunStats, workloads: dict | None = None) -> list[Findin
     · WebGPU — workload) in the order scopes first appear, in :data:`FINDINGS` order within one."""
     inp = Inputs(tables, run, workloads or {})
     out = [f for fn in FINDINGS for f in fn(inp)]
+    for f in out:  # a workload whose step is not a token: its rates are per step (its scope says what one is)
+        if "(one step = one " in f.scope:
+            f.step = "step"
     scopes = list(dict.fromkeys(f.scope for f in out))
     return sorted(out, key=lambda f: scopes.index(f.scope))  # by scope (engine), in FINDINGS order within one
 

@@ -153,7 +153,7 @@ def memory_classes(inp: Inputs) -> list[Finding]:
             label = rs[0].get("label") or name
             kinds = {r.get("class") for r in rs}
             if kinds == {"too-few-samples"}:
-                few.append(f"{label} (n={max(int(r.get('points') or 0) for r in rs)})")
+                few.append(f"{label} ({_n_tokens(max(int(r.get('points') or 0) for r in rs))})")
                 continue
             if kinds <= set(CALM):
                 calm["flat" if kinds == {"flat"} else "bounded"].append(label)
@@ -162,7 +162,7 @@ def memory_classes(inp: Inputs) -> list[Finding]:
             for i, g in enumerate(g for g in fam if any(r["group"] == g.key.label for r in rs)):
                 gr = [r for r in rs if r["group"] == g.key.label]
                 words = list(dict.fromkeys(CLASS_WORDS.get(r.get("class"), str(r.get("class")))
-                                           + (f" (n={r.get('points')})" if r.get("class") == "too-few-samples" else "")
+                                           + (f" ({_n_tokens(int(r.get('points') or 0))})" if r.get("class") == "too-few-samples" else "")
                                            for r in gr))
                 parts += ["; " if i else "", f"{g.key.variant} {' / '.join(words)}"]
                 leaks = [r for r in gr if r.get("class") == "retained-growth" and r.get("floor_slope") is not None]
@@ -179,3 +179,8 @@ def memory_classes(inp: Inputs) -> list[Finding]:
             out.append(Finding("memory_classes", inp.scope(fam[0]),
                                [f"No class, too few samples (a class needs {MIN_POINTS} positions): {', '.join(few)}."]))
     return out
+
+
+def _n_tokens(n: int) -> str:
+    """``n=1 token`` / ``n=4 tokens``: how many positions (tokens, or steps: :attr:`Finding.step`) had samples."""
+    return f"n={n} token" if n == 1 else f"n={n} tokens"

@@ -200,3 +200,25 @@ def test_a_slope_from_too_few_floors_reads_as_a_rate_between_collections(analyse
         for r in csv.DictReader((analysed[name].out_dir / "stats.csv").open(encoding="utf-8")):
             if r["basis"] == "floors":
                 assert int(r["floors"]) >= 3, r
+
+
+# 6. rates in the workload's step unit; n says what it counts ----------------------------------------------
+
+
+def test_rates_of_workloads_whose_step_is_not_a_token_say_per_step(analysed):
+    for name in ("chromium-ort-run", "chromium-app-realms"):
+        a = analysed[name]
+        unit = a.tables.summary["step_unit"].iloc[0]
+        assert unit != "token"
+        assert a.findings and all(f"(one step = one {unit})" in f.scope for f in a.findings)
+        text = _findings(a)
+        assert not re.search(r"\btokens?\b", text), text
+        assert "createBindGroup calls per step: " in text
+    ort = _findings(analysed["chromium-ort-run"])
+    assert "(1 repetition, no interval)" in ort and "(n=1, no interval)" not in ort
+    dec = _findings(analysed["chromium-decode-loop"])       # a decoder's rates stay per token
+    assert "createBindGroup calls per token: " in dec and "per step" not in dec
+    for name in NAMES:                                      # a count of positions names them
+        text = _findings(analysed[name])
+        assert not re.findall(r"\(n=\d+\)", text), name
+    assert re.search(r"RSS of renderer processes \(measured\) \(n=\d+ tokens?\)", _findings(analysed["chromium-decode-loop"]))
