@@ -222,3 +222,25 @@ def test_rates_of_workloads_whose_step_is_not_a_token_say_per_step(analysed):
         text = _findings(analysed[name])
         assert not re.findall(r"\(n=\d+\)", text), name
     assert re.search(r"RSS of renderer processes \(measured\) \(n=\d+ tokens?\)", _findings(analysed["chromium-decode-loop"]))
+
+
+# 7. calls after the last measured step: of the counter the share is of -------------------------------------
+
+
+def test_calls_after_the_last_measured_step_count_only_the_shared_counter(analysed):
+    import json
+
+    a = analysed["chromium-app-realms"]
+    cell = "chromium.app.page-and-worker.cdp.r0"
+    said = a.tables.summary.set_index("cell").loc[cell, "realms"]
+    m = re.search(r"page \d+% \(\+(\d+) createBindGroup calls after the last measured step, on no step\)", said)
+    assert m and said.endswith("of createBindGroup"), said
+    # the page realm reports only open steps: its last one holds every createBindGroup it made (12)
+    with open(APP_RUNS / "chromium-app-realms" / "samples.jsonl", encoding="utf-8") as f:
+        page = [json.loads(x) for x in f if cell in x]
+    realm = next(x["realm"] for x in page if x.get("kind") == "device" and
+                 not any(y.get("kind") == "step" and y.get("realm") == x["realm"] for y in page))
+    total = max(x["counters"].get("createBindGroup", 0) for x in page
+                if x.get("kind") == "open_step" and x.get("realm") == realm)
+    on_steps = int(a.tables.steps.query("cell == @cell")["realm_page_create_bind_group"].sum())
+    assert (total, on_steps, int(m.group(1))) == (12, 11, 1)
