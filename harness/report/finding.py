@@ -173,6 +173,25 @@ def env_row(g: GroupStats) -> dict:
             "adapter": first.get("adapter", ""), "webgpu": first.get("webgpu", ""), "machine": g.key.machine}
 
 
+def measured_on(g: GroupStats) -> str:
+    """Where a group's numbers came from, the console's ``measured on:`` words
+    (:func:`harness.stats.provenance.provenance`): ``chromium 156 · google swiftshader · real
+    WebGPU``; several versions or adapters among its repetitions are each named."""
+    rows = [{**env_row(g), "browser_version": v, "adapter": a, "webgpu": w}
+            for v in (g.env.get("browser_version") or [""]) for a in (g.env.get("adapter") or [""])
+            for w in (g.env.get("webgpu") or [""])]
+    return " / ".join(dict.fromkeys(F.provenance(r) for r in rows))
+
+
+def values_basis(metrics) -> str:
+    """Which of ``metrics`` are measured and which modeled, in words (a table's provenance line):
+    ``modeled_*`` metrics come from emulated WebGPU's memory model (web/emulation/), every other
+    one was measured (probes' counts, the harness clock's times, psutil's RSS, CDP's JS heap)."""
+    modeled = [m for m in metrics if m.startswith("modeled_")]
+    return ("measured: every value" if not modeled else
+            f"modeled (emulated WebGPU's memory model): {', '.join(modeled)}; measured: every other value")
+
+
 def scope(g: GroupStats, show_params: set[str] | None = None) -> str:
     """``chromium 156 · google swiftshader · real WebGPU — decode-loop@tiny`` (and the
     parameters named in ``show_params``; ``, steps with size_bytes=256`` for one value of a list

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from harness import stats as S
 from harness.report import format as F
-from harness.report.finding import Finding, quantity
+from harness.report.finding import Finding, measured_on, quantity, values_basis
 from harness.verdicts.budgets import BudgetResult
 
 STATS_COLUMNS = ["group", "machine", "browser", "workload", "variant", "profile", "metric", "unit", "kind",
@@ -169,13 +169,13 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
     if run is not None and run.groups:
         metrics = metrics or [m for m in S.HEADLINE if any(m in g.metrics for g in run.groups.values())]
         out += ["### Per configuration (value [95% CI]; per-token values after "
-                f"{run.warmup} warm-up token{'s' if run.warmup != 1 else ''})", "",
-                "| configuration | reps | " + " | ".join(metrics) + " |",
-                "| --- | --- | " + " | ".join("---" for _ in metrics) + " |"]
+                f"{run.warmup} warm-up token{'s' if run.warmup != 1 else ''}; {values_basis(metrics)})", "",
+                "| configuration | measured on | reps | " + " | ".join(metrics) + " |",
+                "| --- | --- | --- | " + " | ".join("---" for _ in metrics) + " |"]
         for g in run.groups.values():
             reps = len(g.cells)
             failed = f" ({len(g.failed)} failed)" if g.failed else ""
-            out.append(f"| {g.key.label} | {reps}{failed} | "
+            out.append(f"| {g.key.label} | {measured_on(g)} | {reps}{failed} | "
                        + " | ".join(F.estimate(g.metrics.get(m)) for m in metrics) + " |")
         out.append("")
     shown = [d for d in diffs if d.significant or d.metric == "ms_per_token"]

@@ -244,3 +244,39 @@ def test_calls_after_the_last_measured_step_count_only_the_shared_counter(analys
                 if x.get("kind") == "open_step" and x.get("realm") == realm)
     on_steps = int(a.tables.steps.query("cell == @cell")["realm_page_create_bind_group"].sum())
     assert (total, on_steps, int(m.group(1))) == (12, 11, 1)
+
+
+# 8. every table says where its numbers came from: the console's "measured on" words ---------------------
+
+
+def _measured_on(a) -> set[str]:
+    from harness.stats.provenance import provenance
+
+    return {provenance(r) for _, r in a.tables.summary.iterrows()}
+
+
+def test_summary_md_and_the_report_name_where_each_configuration_was_measured(analysed):
+    a = analysed["mixed-decode-loop"]
+    sources = _measured_on(a)
+    assert sources == {"chromium 156 · google swiftshader · real WebGPU",
+                       "webkit 2.50.6 · webgpu-harness emulated · emulated WebGPU (modeled native memory)"}
+    md = _md(a)
+    assert "| configuration | measured on | reps |" in md
+    rows = [x for x in md.splitlines() if x.startswith("| chromium/") or x.startswith("| webkit/")]
+    table = [x for x in rows if x.count(" | ") > 5]        # the per-configuration table, not the differences
+    assert len(table) == len(a.stats.groups)
+    for x in table:
+        browser = x[2:].split("/")[0]
+        assert next(s for s in sources if s.startswith(browser)) in x, x
+    stats = _section(html_text(a.out_dir / "report.html"), "Statistics: ")
+    for s in sources:
+        assert s in stats
+    assert "measured: every value" in stats
+
+
+def test_compare_names_where_a_and_b_were_measured(tmp_path):
+    r = run_cli("compare", str(RUNS / "aa-chromium-1"), str(RUNS / "aa-chromium-2"), "-o", str(tmp_path / "c"))
+    assert r.returncode == 0, r.stderr
+    assert "  measured on: chromium 156 · google swiftshader · real WebGPU (A and B)" in r.stdout.splitlines()
+    html = html_text(tmp_path / "c" / "compare.html")
+    assert "A: 1 repetition(s) · measured on chromium 156 · google swiftshader · real WebGPU" in html
