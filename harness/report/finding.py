@@ -92,6 +92,9 @@ class Finding:
     #: what one step of the scope's workload is called in a rate: ``token`` (a decoder's), else
     #: ``step`` (its scope says what one step is: harness/own_terms.py STEP_UNITS)
     step: str = "token"
+    #: the variants (with their sweep point) the sentence speaks of; named after it where the
+    #: sentence does not name each already (harness/report/findings.py ``compute`` fills it)
+    covers: list[str] = field(default_factory=list)
 
     @property
     def numbers(self) -> list[Number]:
@@ -104,11 +107,15 @@ class Finding:
         text = "".join(fmt(p) if isinstance(p, Number) else str(p) for p in self.parts)
         if self.step != "token":  # a rate of a workload whose step is not a token says "per step"
             text = re.sub(r"(?<=[ /])token(s?)\b", self.step + r"\1", text)
+        unnamed = [v for v in self.covers if not re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text)]
+        if unnamed:  # every finding names what it covers
+            text += f" (variant{'s' if len(self.covers) > 1 else ''}: {', '.join(self.covers)})"
         return text
 
     def to_dict(self) -> dict:
         """``stats.json`` → ``findings[]``: kind, scope, flags, the plain ``text`` and ``numbers``."""
-        return {"kind": self.kind, "scope": self.scope, "flags": self.flags, "step": self.step, "text": self.text(),
+        return {"kind": self.kind, "scope": self.scope, "flags": self.flags, "step": self.step, "covers": self.covers,
+                "text": self.text(),
                 "numbers": [n.to_dict() for n in self.numbers]}
 
 

@@ -280,3 +280,22 @@ def test_compare_names_where_a_and_b_were_measured(tmp_path):
     assert "  measured on: chromium 156 · google swiftshader · real WebGPU (A and B)" in r.stdout.splitlines()
     html = html_text(tmp_path / "c" / "compare.html")
     assert "A: 1 repetition(s) · measured on chromium 156 · google swiftshader · real WebGPU" in html
+
+
+# 9. every finding names the variants it covers ---------------------------------------------------------------
+
+
+def test_every_finding_names_the_variants_it_covers(analysed):
+    for name in (*NAMES, "chromium-app-realms"):
+        a = analysed[name]
+        variants = set(a.tables.summary["variant"])
+        md = _md(a)
+        for f in a.findings:
+            assert f.covers and set(c.split(" ")[0] for c in f.covers) <= variants, (name, f.kind, f.covers)
+            text = f.text()
+            for v in f.covers:
+                assert re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text), (name, text)
+            assert text.replace("|", "/") in md.replace("**", ""), (name, text)
+    # a sentence that names none of them gets them after it
+    mixed = [f.text() for f in analysed["mixed-decode-loop"].findings if f.kind == "memory_classes"]
+    assert any(t.endswith("(variants: fresh, reuse)") for t in mixed), mixed
