@@ -274,8 +274,9 @@ def _shares_text(labels: dict, totals: dict, after: dict, realms: list[dict], cl
 def measurement_notes(summary: pd.DataFrame, manifest: dict) -> list[str]:
     """What summary.md, the report and the console say about how complete each cell's
     measurement is: how step times met the harness clock (memory samples are placed on steps by
-    it), each app cell's realms and their shares, and every warning of a cell (a worker or frame
-    not measured, a device lost or made again, the app's errors), one line each."""
+    it), each app cell's realms and their shares, every warning of a cell (a worker or frame
+    not measured, a device lost or made again, the app's errors) and each cell whose worker's JS
+    heap was not available, one line each."""
     out = []
     clocks = summary[summary["clock"].notna()] if "clock" in summary else summary.iloc[0:0]
     if len(clocks):
@@ -292,4 +293,13 @@ def measurement_notes(summary: pd.DataFrame, manifest: dict) -> list[str]:
         if isinstance(realms, str) and realms:
             out.append(f"`{c['cell']}`: realms: {realms}")
         out += [f"⚠ `{c['cell']}`: {w}" for w in c.get("warnings") or []]
+    for _, r in summary.iterrows():  # the worker's JS heap: a memory series this cell does not have
+        heap = r.get("js_heap")
+        if isinstance(heap, str) and heap.startswith("not available"):
+            out.append(f"`{r['cell']}`: {JS_HEAP_NOT_AVAILABLE}")
     return out
+
+
+#: What summary.md, the report and the console say of a cell whose browser gave no way to read the
+#: worker's JS heap (summary.csv ``js_heap`` ``not available``; WebKit: no DevTools protocol).
+JS_HEAP_NOT_AVAILABLE = "JS heap not available (no DevTools protocol to read the worker's heap through)"

@@ -113,10 +113,6 @@ def print_summary(analysis) -> None:
         say(f"  {SAME_LEGEND}")
     for source in sorted({provenance(r) for _, r in s.iterrows()}):
         say(f"  measured on: {source}")
-    for _, r in s.iterrows():
-        heap = r.get("js_heap")
-        if isinstance(heap, str) and heap.startswith("not available"):
-            say(f"  {row_label(r)}: JS heap not available (no DevTools protocol to read the worker's heap through)")
     for _, r in s[s["status"] != "ok"].iterrows():
         say(f"  {r['cell']}: {r['status']}: {r['reason']}")
     for line in getattr(analysis, "measurement", []):

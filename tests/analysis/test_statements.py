@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 RUNS = HERE / "runs"
 APP_RUNS = HERE / "app-runs"
 NAMES = ("chromium-decode-loop", "webkit-decode-loop", "mixed-decode-loop", "chromium-gc-cadence",
-         "chromium-bind-group-cache", "chromium-ort-run")
+         "chromium-bind-group-cache", "chromium-ort-run", "webkit-clean-destroy")
 
 
 class _Text(HTMLParser):
@@ -299,3 +299,24 @@ def test_every_finding_names_the_variants_it_covers(analysed):
     # a sentence that names none of them gets them after it
     mixed = [f.text() for f in analysed["mixed-decode-loop"].findings if f.kind == "memory_classes"]
     assert any(t.endswith("(variants: fresh, reuse)") for t in mixed), mixed
+
+
+# 10. a JS heap not available is said on every surface ------------------------------------------------------
+
+
+def test_a_js_heap_not_available_is_said_in_summary_md_the_report_and_the_console(analysed, tmp_path):
+    import shutil
+
+    a = analysed["webkit-clean-destroy"]
+    s = a.tables.summary
+    assert list(s["js_heap"]) == ["not available"] and s["js_heap_bytes_max"].isna().all()
+    said = f"{s['cell'].iloc[0]}: JS heap not available (no DevTools protocol to read the worker's heap through)"
+    assert said in _md(a).replace("`", "")
+    assert said in html_text(a.out_dir / "report.html").replace("`", "")
+    src = tmp_path / "run"
+    shutil.copytree(RUNS / "webkit-clean-destroy", src)
+    r = run_cli("report", str(src))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("JS heap not available") == 1 and said in r.stdout
+    for name in ("chromium-decode-loop", "mixed-decode-loop"):   # measured there (CDP): nothing said
+        assert "JS heap not available" not in _md(analysed[name])
