@@ -245,11 +245,10 @@ def _pooled_sizes(analysis, d) -> bool:
 def print_comparison(c) -> None:
     """The comparison table (headline and significant differences), flags and unmatched."""
     from harness.report import format as F
+    from harness.report.finding import compared_on
     from harness.stats.metrics import HEADLINE
 
     table = Table(title=f"{c.b_name} (B) vs {c.a_name} (A): B − A, 95% CI")
-    from harness.report.finding import measured_on
-
     for col in ("configuration", "metric", "A", "B", "B − A (relative)", ""):
         table.add_column(col, overflow="fold")
     for m in c.matches:
@@ -260,8 +259,8 @@ def print_comparison(c) -> None:
                    F.estimate(m.b.metrics[d.metric]), F.diff(d), "significant" if d.significant else "")
             table.add_row(*(Text(x) for x in row))
     console.print(table)
-    for where in dict.fromkeys((measured_on(m.a), measured_on(m.b)) for m in c.matches):
-        say(f"  measured on: {where[0]} (A and B)" if where[0] == where[1] else f"  measured on: A {where[0]}; B {where[1]}")
+    for line in compared_on(c):
+        say(f"  {line}")
     for m in c.matches:
         if m.env_differs:
             say(f"  ⚑ {m.label}: environment differs: {'; '.join(m.env_differs)}")

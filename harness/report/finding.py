@@ -190,6 +190,13 @@ def measured_on(g: GroupStats) -> str:
     return " / ".join(dict.fromkeys(F.provenance(r) for r in rows))
 
 
+def compared_on(c) -> list[str]:
+    """A comparison's ``measured on:`` lines (console, summary.md, one per distinct pair):
+    ``measured on: chromium 156 · google swiftshader · real WebGPU (A and B)``, or A's and B's."""
+    pairs = dict.fromkeys((measured_on(m.a), measured_on(m.b)) for m in c.matches)
+    return [f"measured on: {a} (A and B)" if a == b else f"measured on: A {a}; B {b}" for a, b in pairs]
+
+
 def values_basis(metrics) -> str:
     """Which of ``metrics`` are measured and which modeled, in words (a table's provenance line):
     ``modeled_*`` metrics come from emulated WebGPU's memory model (web/emulation/), every other

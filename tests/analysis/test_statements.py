@@ -278,6 +278,8 @@ def test_compare_names_where_a_and_b_were_measured(tmp_path):
     r = run_cli("compare", str(RUNS / "aa-chromium-1"), str(RUNS / "aa-chromium-2"), "-o", str(tmp_path / "c"))
     assert r.returncode == 0, r.stderr
     assert "  measured on: chromium 156 · google swiftshader · real WebGPU (A and B)" in r.stdout.splitlines()
+    md = (tmp_path / "c" / "summary.md").read_text(encoding="utf-8")
+    assert "- measured on: chromium 156 · google swiftshader · real WebGPU (A and B)" in md.splitlines()
     html = html_text(tmp_path / "c" / "compare.html")
     assert "A: 1 repetition(s) · measured on chromium 156 · google swiftshader · real WebGPU" in html
 
