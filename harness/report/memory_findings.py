@@ -47,10 +47,13 @@ def memory_growth(inp: Inputs) -> list[Finding]:
             if not any(n.excludes_zero for n in nums) and all(e.value is not None for _, e in ests):
                 flat.append(label)
                 continue
-            verb = ("grows" if any(n.excludes_zero and (n.value or 0) > 0 for n in nums) else
-                    "falls" if any(n.excludes_zero for n in nums) else "growth")  # "growth": some too few, none significant
-            out.append(Finding("memory_growth", inp.scope(fam[0]), [f"{label[0].upper()}{label[1:]} {verb} per token: "]
-                               + parts + ["."]))
+            rates = [n for n in nums if "series" in (n.basis or "").split("+")]  # < 3 floors: not a growth rate
+            rated = [n for n in nums if n not in rates]
+            verb = ("grows" if any(n.excludes_zero and (n.value or 0) > 0 for n in rated) else
+                    "falls" if any(n.excludes_zero for n in rated) else
+                    "," if rates else "growth")  # "growth": some too few, none significant
+            out.append(Finding("memory_growth", inp.scope(fam[0]), [f"{label[0].upper()}{label[1:]}{'' if verb == ',' else ' '}"
+                                                                    f"{verb} per token: "] + parts + ["."]))
         if flat:
             out.append(Finding("memory_growth", inp.scope(fam[0]),
                                [f"No significant growth per token (every 95% CI includes 0): {', '.join(flat)}."]))
