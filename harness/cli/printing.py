@@ -64,6 +64,7 @@ def print_summary(analysis) -> None:
     """Per workload, a table of its cells in the workload's own terms (summary.csv columns: per
     token for decode loops, µs per dispatch per method, per run, per upload, per page load) and
     where the numbers came from."""
+    from harness.memory_budget import budget_reading
     from harness.report.format import provenance
 
     s = analysis.tables.summary.copy()
@@ -113,6 +114,12 @@ def print_summary(analysis) -> None:
         say(f"  {SAME_LEGEND}")
     for source in sorted({provenance(r) for _, r in s.iterrows()}):
         say(f"  measured on: {source}")
+    for _, r in s.iterrows():  # --memory-budget: the words of the report's retention table and findings
+        said = budget_reading(r.get("would_be_killed_at_token"), r.get("memory_budget_counted_bytes_max"),
+                              r.get("memory_budget_bytes"))
+        if said:
+            said = f"passed at {said}" if said.startswith("token") else said
+            say(f"  {row_label(r)}: memory budget {float(r['memory_budget_bytes']) / 1e6:,.0f} MB: {said}")
     for _, r in s[s["status"] != "ok"].iterrows():
         say(f"  {r['cell']}: {r['status']}: {r['reason']}")
     for line in getattr(analysis, "measurement", []):

@@ -103,6 +103,21 @@ def test_a_budget_not_crossed_reads_not_reached_in_every_table(analysed):
         assert "token 0" not in _md(a)
 
 
+def test_the_console_says_a_budget_not_crossed_in_the_same_words(analysed, tmp_path):
+    import shutil
+
+    a = analysed["chromium-decode-loop"]
+    src = tmp_path / "run"
+    shutil.copytree(RUNS / "chromium-decode-loop", src)
+    r = run_cli("report", str(src))
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stdout.splitlines() if ": memory budget 400 MB: " in x]
+    assert len(lines) == len(a.tables.summary)
+    for _, row in a.tables.summary.iterrows():
+        said = f"not reached (max {round(row['memory_budget_counted_bytes_max'] / 1e6):,} MB of 400 MB)"
+        assert sum(x.endswith(said) for x in lines) >= 1, (said, lines)
+
+
 # 3. live counts are measured values: significance only across 2+ repetitions a side --------------------
 
 LIVE = ("live_bind_groups_max", "live_buffers_max", "live_buffer_bytes_max", "modeled_native_bytes_max")
