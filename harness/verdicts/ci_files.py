@@ -168,8 +168,11 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
         out.append("")
     if run is not None and run.groups:
         metrics = metrics or [m for m in S.HEADLINE if any(m in g.metrics for g in run.groups.values())]
-        out += ["### Per configuration (value [95% CI]; per-token values after "
-                f"{run.warmup} warm-up token{'s' if run.warmup != 1 else ''}; {values_basis(metrics)})", "",
+        from harness.own_terms import STEP_UNITS
+
+        step = "step" if all(k.workload in STEP_UNITS for k in run.groups) else "token"  # what a *_per_token is of
+        out += [f"### Per configuration (value [95% CI]; per-{step} values after "
+                f"{run.warmup} warm-up {step}{'s' if run.warmup != 1 else ''}; {values_basis(metrics)})", "",
                 "| configuration | measured on | reps | " + " | ".join(metrics) + " |",
                 "| --- | --- | --- | " + " | ".join("---" for _ in metrics) + " |"]
         for g in run.groups.values():

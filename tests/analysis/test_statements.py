@@ -234,6 +234,8 @@ def test_rates_of_workloads_whose_step_is_not_a_token_say_per_step(analysed):
         text = _findings(a)
         assert not re.search(r"\btokens?\b", text), text
         assert "createBindGroup calls per step: " in text
+        assert "per-step values after 1 warm-up step" in _md(a)
+    assert "per-token values after 1 warm-up token" in _md(analysed["chromium-decode-loop"])
     ort = _findings(analysed["chromium-ort-run"])
     assert "(1 repetition, no interval)" in ort and "(n=1, no interval)" not in ort
     dec = _findings(analysed["chromium-decode-loop"])       # a decoder's rates stay per token
