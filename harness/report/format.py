@@ -74,7 +74,7 @@ def estimate(e: Any) -> str:
     ci = ("" if d.get("ci_low") is None or d.get("ci_method") == "exact"
           else f" [{value(d['ci_low'], unit)}, {value(d['ci_high'], unit)}]")
     if d.get("ci_method") == "n=1: no interval":
-        ci = " (n=1: no interval)"
+        ci = " (1 repetition: no interval)"  # n counts repetitions here, never steps
     how = str(d.get("ci_method") or "")
     if how.startswith("too few"):  # what is missing, said instead of a slope or an interval
         return how if missing(d.get("value")) else f"{value(d.get('value'), unit)} ({how}: no interval)"

@@ -238,6 +238,8 @@ def test_rates_of_workloads_whose_step_is_not_a_token_say_per_step(analysed):
     assert "per-token values after 1 warm-up token" in _md(analysed["chromium-decode-loop"])
     ort = _findings(analysed["chromium-ort-run"])
     assert "(1 repetition, no interval)" in ort and "(n=1, no interval)" not in ort
+    for name in NAMES:                                      # n=1 of repetitions says so
+        assert "n=1: no interval" not in _md(analysed[name])
     dec = _findings(analysed["chromium-decode-loop"])       # a decoder's rates stay per token
     assert "createBindGroup calls per token: " in dec and "per step" not in dec
     for name in NAMES:                                      # a count of positions names them
