@@ -26,13 +26,16 @@ def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd
     (references.md). The RSS used for a token is the largest sampled while that token was the
     last one reached. ``memory_budget_counted_bytes_max``: the largest sum the budget was
     compared with — or, where content samples were not placed on a token, their largest plus
-    the largest modeled bytes — None when neither was measured: how near a budget not crossed came."""
+    the largest modeled bytes — None when neither was measured: how near a budget not crossed came;
+    ``memory_budget_counted_bytes_last``: the same sum at the cell's last step (where a projection
+    to the budget starts: harness/stats/workloads/retention.py)."""
     summary["memory_budget_bytes"] = budget
     summary["memory_budget_counted_bytes_max"] = None
+    summary["memory_budget_counted_bytes_last"] = None
     if not budget:
         return
     content = content_samples(memory)
-    killed, counted = [], []
+    killed, counted, last = [], [], []
     for _, row in summary.iterrows():
         s = steps[steps["cell"] == row["cell"]].set_index("step")
         c = content[content["cell"] == row["cell"]].dropna(subset=["token"])
@@ -49,5 +52,24 @@ def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd
         most = max(float((rss + modeled).max()) if len(s) else 0.0,
                    (float(every.max()) if len(every) else 0.0) + (float(modeled.max()) if len(s) else 0.0))
         counted.append(most if measured else None)
+        at_end = (float((rss + modeled).iloc[-1]) if len(c) or not len(every) else
+                  float(every.iloc[-1]) + float(modeled.iloc[-1])) if len(s) else float(every.iloc[-1]) if len(every) else 0.0
+        last.append(at_end if measured else None)
     summary["would_be_killed_at_token"] = pd.array(killed, dtype="Int64")
     summary["memory_budget_counted_bytes_max"] = counted
+    summary["memory_budget_counted_bytes_last"] = last
+
+
+def budget_reading(killed, counted_max, budget) -> str | None:
+    """The one wording of a cell's (or a variant's) memory budget, printed by every surface
+    (report.html's retention table, findings, summary.md): ``"token 12"`` when the budget was
+    passed at token 12 (``would_be_killed_at_token``), ``"not reached (max 165 MB of 400 MB)"``
+    when it was not (``memory_budget_counted_bytes_max``: the most it counted, MB = 10⁶ bytes),
+    ``"not measured (…)"`` when nothing it counts was sampled; None without a budget."""
+    if budget is None or pd.isna(budget) or not budget:
+        return None
+    if killed is not None and not pd.isna(killed):
+        return f"token {int(killed)}"
+    if counted_max is None or pd.isna(counted_max):
+        return "not measured (no content process RSS or modeled bytes were sampled)"
+    return f"not reached (max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB)"

@@ -34,6 +34,7 @@ from harness.process_types import content_notes
 from harness.report import render
 from harness.report import engines as E
 from harness.report import findings as FD
+from harness.report.finding import compared_on
 from harness.stats.bands import Band, chart_bands
 from harness.stats.run import RunStats
 from harness.stats.workloads import compute_all
@@ -105,6 +106,7 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
         c = compare(T.build(baseline), t, a_name, b_name, warmup, str(baseline), str(run_dir))
         results = B.evaluate(list(budgets), c.b_stats, baseline=c.a_stats)
         notes = [f"A: `{baseline}` ({c.a_manifest.get('created')}), B: `{run_dir}` ({c.b_manifest.get('created')})"]
+        notes += compared_on(c)
         notes += [f"⚑ {m.label}: environment differs: {'; '.join(m.env_differs)}" for m in c.matches if m.env_differs]
         if c.only_a or c.only_b:
             notes.append(f"unmatched: only in A: {', '.join(c.only_a) or 'none'}; only in B: {', '.join(c.only_b) or 'none'}")

@@ -205,7 +205,7 @@ def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClo
         own = {name: [int(steps.at[r, col]) if pd.notna(steps.at[r, col]) else 0 for r in rows]
                for name, col in COUNTER_COLUMNS.items()}
         totals: dict[str, dict[str, int]] = {measured: {n: sum(v) for n, v in own.items()}}
-        after: dict[str, int] = {}
+        after: dict[str, dict[str, int]] = {}
         added: dict[str, tuple[TL.Attribution, list[int]]] = {}
         for realm, samples in clock.others.items():
             fit = clock.fit(realm)
@@ -222,7 +222,7 @@ def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClo
             labels[realm] = clock.realm_label(realm)
             names[realm] = clock.realm_name(realm)
             totals[realm] = {n: sum(a.per_step[i].get(n, 0) for i in where if i is not None) for n in COUNTER_COLUMNS}
-            after[realm] = sum(a.after.values())
+            after[realm] = dict(a.after)  # counter → calls after the last measured step
             added[realm] = (a, where)
         busy = [r for r, t in totals.items() if sum(t.values())]
         if len(busy) > 1 or any(r != measured for r in busy):
@@ -249,7 +249,8 @@ def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClo
 def _shares_text(labels: dict, totals: dict, after: dict, realms: list[dict], clock: CellClock, measured: str) -> str:
     """``worker 80% (measured realm), page 20% of createBindGroup``: each realm that made a
     device or calls, with its share of the calls on the measured steps (of every WebGPU call when
-    no realm made a bind group), and the calls a realm made after the last measured step."""
+    no realm made a bind group), and the calls of that same counter a realm made after the last
+    measured step (``after``: realm → counter → calls)."""
     what = SHARE_COUNTER if any(t.get(SHARE_COUNTER) for t in totals.values()) else None
     amount = {r: (t.get(what, 0) if what else sum(t.values())) for r, t in totals.items()}
     whole = sum(amount.values())
@@ -263,8 +264,9 @@ def _shares_text(labels: dict, totals: dict, after: dict, realms: list[dict], cl
     parts = []
     for r in sorted(amount, key=lambda r: (r != measured, labels[r])):
         share = f"{labels[r]} {100 * amount[r] / whole:.0f}%" + (" (measured realm)" if r == measured and len(amount) > 1 else "")
-        if after.get(r):
-            share += f" (+{after[r]} calls after the last measured step, on no step)"
+        late = (after.get(r) or {}).get(what, 0) if what else sum((after.get(r) or {}).values())
+        if late:  # the counter the share is of, never every counter summed
+            share += f" (+{late} {what or 'WebGPU'} calls after the last measured step, on no step)"
         parts.append(share)
     return ", ".join(parts) + (f" of {what}" if what else " of WebGPU calls")
 
@@ -272,8 +274,9 @@ def _shares_text(labels: dict, totals: dict, after: dict, realms: list[dict], cl
 def measurement_notes(summary: pd.DataFrame, manifest: dict) -> list[str]:
     """What summary.md, the report and the console say about how complete each cell's
     measurement is: how step times met the harness clock (memory samples are placed on steps by
-    it), each app cell's realms and their shares, and every warning of a cell (a worker or frame
-    not measured, a device lost or made again, the app's errors), one line each."""
+    it), each app cell's realms and their shares, every warning of a cell (a worker or frame
+    not measured, a device lost or made again, the app's errors) and each cell whose worker's JS
+    heap was not available, one line each."""
     out = []
     clocks = summary[summary["clock"].notna()] if "clock" in summary else summary.iloc[0:0]
     if len(clocks):
@@ -294,4 +297,13 @@ def measurement_notes(summary: pd.DataFrame, manifest: dict) -> list[str]:
         if isinstance(realms, str) and realms:
             out.append(f"`{c['cell']}`: realms: {realms}")
         out += [f"⚠ `{c['cell']}`: {w}" for w in c.get("warnings") or []]
+    for _, r in summary.iterrows():  # the worker's JS heap: a memory series this cell does not have
+        heap = r.get("js_heap")
+        if isinstance(heap, str) and heap.startswith("not available"):
+            out.append(f"`{r['cell']}`: {JS_HEAP_NOT_AVAILABLE}")
     return out
+
+
+#: What summary.md, the report and the console say of a cell whose browser gave no way to read the
+#: worker's JS heap (summary.csv ``js_heap`` ``not available``; WebKit: no DevTools protocol).
+JS_HEAP_NOT_AVAILABLE = "JS heap not available (no DevTools protocol to read the worker's heap through)"

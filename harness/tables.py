@@ -52,7 +52,7 @@ SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "w
                    "live_bind_groups_max", "modeled_native_bytes_max", "content_rss_bytes_max",
                    "memory_budget_bytes", "would_be_killed_at_token", "engine", "content_footprint_bytes_max",
                    *PROVENANCE_COLUMNS, "js_heap_bytes_max", "js_heap", "memory_budget_counted_bytes_max",
-                   *RENDER_AND_BINDING_COLUMNS]
+                   *RENDER_AND_BINDING_COLUMNS, "memory_budget_counted_bytes_last"]
 
 #: Columns of ``webgpu-harness app`` cells (empty for workloads): the app, its title, the step
 #: triggers seen, and the page or worker global measured (harness/app_plan.py ``AppCell``).

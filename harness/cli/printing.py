@@ -64,6 +64,7 @@ def print_summary(analysis) -> None:
     """Per workload, a table of its cells in the workload's own terms (summary.csv columns: per
     token for decode loops, µs per dispatch per method, per run, per upload, per page load) and
     where the numbers came from."""
+    from harness.memory_budget import budget_reading
     from harness.report.format import provenance
 
     s = analysis.tables.summary.copy()
@@ -113,10 +114,12 @@ def print_summary(analysis) -> None:
         say(f"  {SAME_LEGEND}")
     for source in sorted({provenance(r) for _, r in s.iterrows()}):
         say(f"  measured on: {source}")
-    for _, r in s.iterrows():
-        heap = r.get("js_heap")
-        if isinstance(heap, str) and heap.startswith("not available"):
-            say(f"  {row_label(r)}: JS heap not available (no DevTools protocol to read the worker's heap through)")
+    for _, r in s.iterrows():  # --memory-budget: the words of the report's retention table and findings
+        said = budget_reading(r.get("would_be_killed_at_token"), r.get("memory_budget_counted_bytes_max"),
+                              r.get("memory_budget_bytes"))
+        if said:
+            said = f"passed at {said}" if said.startswith("token") else said
+            say(f"  {row_label(r)}: memory budget {float(r['memory_budget_bytes']) / 1e6:,.0f} MB: {said}")
     for _, r in s[s["status"] != "ok"].iterrows():
         say(f"  {r['cell']}: {r['status']}: {r['reason']}")
     for line in getattr(analysis, "measurement", []):
@@ -252,6 +255,7 @@ def _pooled_sizes(analysis, d) -> bool:
 def print_comparison(c) -> None:
     """The comparison table (headline and significant differences), flags and unmatched."""
     from harness.report import format as F
+    from harness.report.finding import compared_on
     from harness.stats.metrics import HEADLINE
 
     table = Table(title=f"{c.b_name} (B) vs {c.a_name} (A): B − A, 95% CI")
@@ -265,6 +269,8 @@ def print_comparison(c) -> None:
                    F.estimate(m.b.metrics[d.metric]), F.diff(d), "significant" if d.significant else "")
             table.add_row(*(Text(x) for x in row))
     console.print(table)
+    for line in compared_on(c):
+        say(f"  {line}")
     for m in c.matches:
         if m.env_differs:
             say(f"  ⚑ {m.label}: environment differs: {'; '.join(m.env_differs)}")

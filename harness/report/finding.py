@@ -6,10 +6,12 @@ written (:func:`quantity`), and the helpers that pick a run's configurations, sc
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from harness.report import format as F
+from harness.own_terms import STEP_UNITS
 from harness.stats.metrics import NOT_TOKENS  # noqa: F401 (report modules read it here too)
 from harness.stats.run import Difference, Estimate, GroupStats, RunStats, clean
 from harness.stats.workloads.dispatch_overhead import adapter_class
@@ -42,11 +44,16 @@ class Number:
     n_reps: int | None = None
     ci_method: str = ""
     ref: dict = field(default_factory=dict)
+    #: a growth slope's basis and floors (:class:`Estimate`): from fewer than 3 floors it is
+    #: written as a rate between collections, never a growth rate
+    basis: str = ""
+    floors: int | None = None
 
     @classmethod
     def of(cls, e: Estimate, group: str) -> "Number":
         """The headline value of an estimate of group ``group`` (its label)."""
-        return cls(e.value, e.unit, e.ci_low, e.ci_high, e.n_reps, e.ci_method, {"group": group, "metric": e.metric})
+        return cls(e.value, e.unit, e.ci_low, e.ci_high, e.n_reps, e.ci_method, {"group": group, "metric": e.metric},
+                   e.basis, e.floors)
 
     @classmethod
     def rel(cls, d: Difference) -> "Number":
@@ -82,6 +89,12 @@ class Finding:
     scope: str
     parts: list
     flags: list[str] = field(default_factory=list)
+    #: what one step of the scope's workload is called in a rate: ``token`` (a decoder's), else
+    #: ``step`` (its scope says what one step is: harness/own_terms.py STEP_UNITS)
+    step: str = "token"
+    #: the variants (with their sweep point) the sentence speaks of; named after it where the
+    #: sentence does not name each already (harness/report/findings.py ``compute`` fills it)
+    covers: list[str] = field(default_factory=list)
 
     @property
     def numbers(self) -> list[Number]:
@@ -91,17 +104,24 @@ class Finding:
     def text(self, fmt: Callable[[Number], str] | None = None) -> str:
         """The sentence as plain text, numbers written by ``fmt`` (default :func:`quantity`)."""
         fmt = fmt or quantity
-        return "".join(fmt(p) if isinstance(p, Number) else str(p) for p in self.parts)
+        text = "".join(fmt(p) if isinstance(p, Number) else str(p) for p in self.parts)
+        if self.step != "token":  # a rate of a workload whose step is not a token says "per step"
+            text = re.sub(r"(?<=[ /])token(s?)\b", self.step + r"\1", text)
+        unnamed = [v for v in self.covers if not re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text)]
+        if unnamed:  # every finding names what it covers
+            text += f" (variant{'s' if len(self.covers) > 1 else ''}: {', '.join(self.covers)})"
+        return text
 
     def to_dict(self) -> dict:
         """``stats.json`` → ``findings[]``: kind, scope, flags, the plain ``text`` and ``numbers``."""
-        return {"kind": self.kind, "scope": self.scope, "flags": self.flags, "text": self.text(),
+        return {"kind": self.kind, "scope": self.scope, "flags": self.flags, "step": self.step, "covers": self.covers,
+                "text": self.text(),
                 "numbers": [n.to_dict() for n in self.numbers]}
 
 
 def quantity(n: Number) -> str:
     """How a finding's number is written: ``42``, ``6.14 [-0.5, 16.2]``, ``12.3 KiB/token [...]``,
-    ``-100%``, ``+7.4% [-10.7%, +22.8%]``; ``(n=1, no interval)`` when one repetition gave none;
+    ``-100%``, ``+7.4% [-10.7%, +22.8%]``; ``(1 repetition, no interval)`` when one repetition gave none;
     what is missing (``too few samples (n=4; needs 10)``) when too few points stood behind it."""
     if n.value is None and n.ci_method.startswith("too few"):
         return n.ci_method  # what is missing, never a bare dash
@@ -113,11 +133,11 @@ def quantity(n: Number) -> str:
         return f"{n.value * 100:+.1f}%{ci}"
     point = n.ci_low is not None and n.ci_low == n.ci_high  # every resample/slope equal: no spread to show
     text = F.estimate({"value": n.value, "unit": n.unit, "ci_low": n.ci_low, "ci_high": n.ci_high,
-                       "ci_method": "exact" if point else n.ci_method})
+                       "ci_method": "exact" if point else n.ci_method, "basis": n.basis, "floors": n.floors})
     if n.unit in ("ms", "µs"):
         text += f" {n.unit}"
     if n.ci_low is None and n.n_reps == 1 and n.ci_method in ("", "none", "t"):
-        text += " (n=1, no interval)"
+        text += " (1 repetition, no interval)"
     elif n.ci_low is None and n.ci_method.startswith("too few"):
         text += f" ({n.ci_method}: no interval)"
     return text
@@ -160,6 +180,32 @@ def env_row(g: GroupStats) -> dict:
             "adapter": first.get("adapter", ""), "webgpu": first.get("webgpu", ""), "machine": g.key.machine}
 
 
+def measured_on(g: GroupStats) -> str:
+    """Where a group's numbers came from, the console's ``measured on:`` words
+    (:func:`harness.stats.provenance.provenance`): ``chromium 156 · google swiftshader · real
+    WebGPU``; several versions or adapters among its repetitions are each named."""
+    rows = [{**env_row(g), "browser_version": v, "adapter": a, "webgpu": w}
+            for v in (g.env.get("browser_version") or [""]) for a in (g.env.get("adapter") or [""])
+            for w in (g.env.get("webgpu") or [""])]
+    return " / ".join(dict.fromkeys(F.provenance(r) for r in rows))
+
+
+def compared_on(c) -> list[str]:
+    """A comparison's ``measured on:`` lines (console, summary.md, one per distinct pair):
+    ``measured on: chromium 156 · google swiftshader · real WebGPU (A and B)``, or A's and B's."""
+    pairs = dict.fromkeys((measured_on(m.a), measured_on(m.b)) for m in c.matches)
+    return [f"measured on: {a} (A and B)" if a == b else f"measured on: A {a}; B {b}" for a, b in pairs]
+
+
+def values_basis(metrics) -> str:
+    """Which of ``metrics`` are measured and which modeled, in words (a table's provenance line):
+    ``modeled_*`` metrics come from emulated WebGPU's memory model (web/emulation/), every other
+    one was measured (probes' counts, the harness clock's times, psutil's RSS, CDP's JS heap)."""
+    modeled = [m for m in metrics if m.startswith("modeled_")]
+    return ("measured: every value" if not modeled else
+            f"modeled (emulated WebGPU's memory model): {', '.join(modeled)}; measured: every other value")
+
+
 def scope(g: GroupStats, show_params: set[str] | None = None) -> str:
     """``chromium 156 · google swiftshader · real WebGPU — decode-loop@tiny`` (and the
     parameters named in ``show_params``; ``, steps with size_bytes=256`` for one value of a list
@@ -169,7 +215,9 @@ def scope(g: GroupStats, show_params: set[str] | None = None) -> str:
     extra = " " + ", ".join(f"{p}={v}" for p, v in params.items()) if params else ""
     profile = f"@{k.profile}" if k.profile not in ("", "default") else ""
     part = f", steps with {k.part}" if k.part else ""  # one value of a list parameter (never pooled)
-    return f"{F.provenance(env_row(g))} — {k.workload}{profile}{extra}{part}"
+    unit = STEP_UNITS.get(k.workload)
+    step = f" (one step = one {unit})" if unit else ""
+    return f"{F.provenance(env_row(g))} — {k.workload}{profile}{step}{extra}{part}"
 
 
 def time_flags(g: GroupStats) -> list[str]:

@@ -58,7 +58,8 @@ def unbounded_cache(inp: Inputs) -> list[Finding]:
             parts = head + [f"; whether it keeps what it creates: {r['why']}."]
         else:
             growth = Number.of(g.metrics["live_bind_groups_growth_per_token"], g.key.label)
-            parts = head + [", while live bind groups grow ", growth, " per token"]
+            parts = head + ([", while live bind groups ", growth] if growth.basis and "series" in growth.basis.split("+")
+                            else [", while live bind groups grow ", growth, " per token"])
             if r["verdict"] == "unbounded":
                 held = f", holding {r['live_end']:,.0f} at the end" if r.get("live_end") is not None else ""
                 parts += [f": {r['why']} — a bind group cache that never evicts, unbounded (pixi.js and Defold "
@@ -66,7 +67,8 @@ def unbounded_cache(inp: Inputs) -> list[Finding]:
                           "cap above that would not have been reached in this run."]
             else:
                 parts += [f": possibly a cache that never evicts, not resolved: {r['why']}."]
-        out.append(Finding("unbounded_cache", inp.scope(g), parts))
+        out.append(Finding("unbounded_cache", inp.scope(g), parts,
+                           covers=[f"{g.key.variant}{' ' + g.key.sweep if g.key.sweep else ''}"]))
     return out
 
 
@@ -169,7 +171,7 @@ def dispatch_overhead(inp: Inputs) -> list[Finding]:
         row = m["row"]
         flags = [f"{row.get('adapter')}: {m['adapter_class']}"] if m["adapter_class"].startswith("CPU") else []
         out.append(Finding("dispatch_overhead", f"{F.provenance(row)} — dispatch-overhead, bind groups {row.get('variant')}",
-                           parts + [" (mean over rounds after warm-up)."], flags))
+                           parts + [" (mean over rounds after warm-up)."], flags, covers=[str(row.get("variant"))]))
     return out
 
 
@@ -189,7 +191,8 @@ def gc_collections(inp: Inputs) -> list[Finding]:
                       Number(c["mean"]["events"], "events", n_reps=len(c["reps"]), ci_method="count",
                              ref={"workload": "gc-retention", "variant": c["variant"], "field": "events"}),
                       f" (live max {F.number(c['mean']['live_max'])})"]
-        out.append(Finding("gc_collections", f"{prov} — gc-retention", parts + ["."]))
+        out.append(Finding("gc_collections", f"{prov} — gc-retention", parts + ["."],
+                           covers=[str(c["variant"]) for c in confs]))
     return out
 
 
@@ -206,6 +209,17 @@ def compute(tables, run: RunStats, workloads: dict | None = None) -> list[Findin
     · WebGPU — workload) in the order scopes first appear, in :data:`FINDINGS` order within one."""
     inp = Inputs(tables, run, workloads or {})
     out = [f for fn in FINDINGS for f in fn(inp)]
+    covered: dict[str, list[str]] = {}  # scope → the variants of its groups
+    for fam in families(run):
+        for g in fam:
+            name = f"{g.key.variant}{' ' + g.key.sweep if g.key.sweep else ''}"
+            covered.setdefault(inp.scope(g), [])
+            if name not in covered[inp.scope(g)]:
+                covered[inp.scope(g)].append(name)
+    for f in out:  # a workload whose step is not a token: its rates are per step (its scope says what one is)
+        if "(one step = one " in f.scope:
+            f.step = "step"
+        f.covers = f.covers or covered.get(f.scope, [])
     scopes = list(dict.fromkeys(f.scope for f in out))
     return sorted(out, key=lambda f: scopes.index(f.scope))  # by scope (engine), in FINDINGS order within one
 

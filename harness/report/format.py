@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pandas as pd
+
 from harness.stats.provenance import DRIVEN_BY, provenance  # noqa: F401 (where a number came from, in words)
 
 MISSING = "—"
@@ -19,10 +21,10 @@ _BINARY = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 
 def missing(v: Any) -> bool:
     """True for None, NaN and pandas' NA."""
-    if v is None:
+    if v is None or v is pd.NA:
         return True
     try:
-        return bool(v != v)  # NaN, pd.NA-like
+        return bool(v != v)  # NaN
     except (TypeError, ValueError):
         return False
 
@@ -72,11 +74,22 @@ def estimate(e: Any) -> str:
     ci = ("" if d.get("ci_low") is None or d.get("ci_method") == "exact"
           else f" [{value(d['ci_low'], unit)}, {value(d['ci_high'], unit)}]")
     if d.get("ci_method") == "n=1: no interval":
-        ci = " (n=1: no interval)"
+        ci = " (1 repetition: no interval)"  # n counts repetitions here, never steps
     how = str(d.get("ci_method") or "")
     if how.startswith("too few"):  # what is missing, said instead of a slope or an interval
         return how if missing(d.get("value")) else f"{value(d.get('value'), unit)} ({how}: no interval)"
+    if "series" in str(d.get("basis") or "").split("+") and not missing(d.get("value")):
+        return rate_between_collections(d.get("value"), unit, d.get("floors"))
     return f"{value(d.get('value'), unit)}{ci}"
+
+
+def rate_between_collections(v: float, unit: str, floors: int | None) -> str:
+    """A growth slope fitted from fewer than 3 memory floors (``basis`` ``series``): how fast the
+    series rose between collections, never a growth rate: ``rose 8 bind groups/token between
+    collections (1 floor; needs 3)`` (3: harness/stats/floors.py MIN_FLOORS)."""
+    k = floors or 0
+    amount = value(v, unit) if "bytes" in unit else f"{value(v, unit)} {unit}"
+    return f"rose {amount} between collections ({k} floor{'' if k == 1 else 's'}; needs 3)"
 
 
 def signed(v: float, unit: str = "") -> str:

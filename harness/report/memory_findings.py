@@ -5,6 +5,7 @@ says what is missing where too few points stood behind a slope or a class."""
 
 from __future__ import annotations
 
+from harness.memory_budget import budget_reading
 from harness.report.finding import FIELD_KILL_BYTES, PROCESS_ROLES, Finding, Inputs, Number, families, per_variant
 from harness.stats.floors import MIN_POINTS
 from harness.stats.run import GroupStats
@@ -46,10 +47,13 @@ def memory_growth(inp: Inputs) -> list[Finding]:
             if not any(n.excludes_zero for n in nums) and all(e.value is not None for _, e in ests):
                 flat.append(label)
                 continue
-            verb = ("grows" if any(n.excludes_zero and (n.value or 0) > 0 for n in nums) else
-                    "falls" if any(n.excludes_zero for n in nums) else "growth")  # "growth": some too few, none significant
-            out.append(Finding("memory_growth", inp.scope(fam[0]), [f"{label[0].upper()}{label[1:]} {verb} per token: "]
-                               + parts + ["."]))
+            rates = [n for n in nums if "series" in (n.basis or "").split("+")]  # < 3 floors: not a growth rate
+            rated = [n for n in nums if n not in rates]
+            verb = ("grows" if any(n.excludes_zero and (n.value or 0) > 0 for n in rated) else
+                    "falls" if any(n.excludes_zero for n in rated) else
+                    "," if rates else "growth")  # "growth": some too few, none significant
+            out.append(Finding("memory_growth", inp.scope(fam[0]), [f"{label[0].upper()}{label[1:]}{'' if verb == ',' else ' '}"
+                                                                    f"{verb} per token: "] + parts + ["."]))
         if flat:
             out.append(Finding("memory_growth", inp.scope(fam[0]),
                                [f"No significant growth per token (every 95% CI includes 0): {', '.join(flat)}."]))
@@ -62,13 +66,12 @@ def memory_growth(inp: Inputs) -> list[Finding]:
 def memory_budget(inp: Inputs) -> list[Finding]:
     """Per variant: the token at which the memory budget was passed (summary.csv
     ``would_be_killed_at_token``: content-process RSS plus modeled native bytes), or that it was
-    not reached, with the most it counted (``not reached (max 312 MB of 400 MB)``); and the token
-    at which it would be passed: the statistics' projection by memory class of the series the
-    budget counts (``memory`` numbers: never of a bounded or flat series), else — at a content
-    memory growth whose CI is above 0 — (budget − peak) ÷ slope after its last token, range from
-    the slope's CI."""
+    not reached, with the most it counted (``not reached (max 312 MB of 400 MB)``:
+    :func:`harness.memory_budget.budget_reading`); and the token at which it would be passed: the
+    one projection of what the budget counts (:func:`harness.stats.workloads.retention.budget_projection`),
+    the earliest of the variant's cells, named; nothing where the data cannot carry one."""
     s = inp.tables.summary
-    mem_rows = (inp.workloads.get("memory") or {}).get("rows") or []
+    ret_rows = (inp.workloads.get("retention") or {}).get("rows") or []
     budget_col = s["memory_budget_bytes"].dropna() if "memory_budget_bytes" in s else []
     budget = float(budget_col.iloc[0]) if len(budget_col) else None
     out = []
@@ -90,23 +93,16 @@ def memory_budget(inp: Inputs) -> list[Finding]:
             if budget:
                 counted = (rows["memory_budget_counted_bytes_max"].dropna() if "memory_budget_counted_bytes_max" in rows
                            else [])
-                words += [f"not reached (max {float(max(counted)) / 1e6:,.0f} MB of {budget / 1e6:,.0f} MB)"
-                          if len(counted) else "not measured (no content process RSS or modeled bytes were sampled)"]
-            classified = [r for r in mem_rows if r.get("group") == g.key.label]
-            theirs = [r for r in classified if r.get("projected_tokens_to_budget") is not None]
-            if theirs:  # the statistics projected it by class (floor slope or rate between collections)
-                r = min(theirs, key=lambda r: r["projected_tokens_to_budget"])
+                words += [budget_reading(None, float(max(counted)) if len(counted) else None, budget)]
+            # the one projection (harness/stats/workloads/retention.py): the counted quantity, per cell
+            proj = [r["budget_projection"] for r in ret_rows if r["cell"] in g.cells and r.get("budget_projection")
+                    and r["budget_projection"]["token"] is not None]
+            if proj:
+                p = min(proj, key=lambda p: p["token"])
                 words += ["; " if words else "", "would pass it near token ",
-                          Number(float(r["projected_tokens_to_budget"]), "token", None, None, 1, "projection",
-                                 {"workload": "memory", "cell": r["cell"], "series": r["series"],
-                                  "field": "projected_tokens_to_budget"}),
-                          f" ({r.get('label') or r['series']}, {r.get('class')}: {r.get('projection_basis')}, "
-                          "from its last value)"]
-            else:
-                proj = None if classified else projection(g, budget or FIELD_KILL_BYTES, rows)
-                if proj is not None:
-                    words += ["; " if words else "", "would pass it near token ", proj,
-                              " (content memory growth after its last token; range from the slope's 95% CI)"]
+                          Number(round(p["token"]), "token", None, None, 1, "projection",
+                                 {"workload": "retention", "cell": p["cell"], "field": "budget_projection"}),
+                          f" ({p['cell']}: what the budget counts, projected {p['basis']} from {p['floors']} floors)"]
             if words:
                 parts += lead + words
         if not parts:
@@ -115,30 +111,6 @@ def memory_budget(inp: Inputs) -> list[Finding]:
                  f"iOS's {FIELD_KILL_BYTES / 1e6:,.0f} MB kill in the onnxruntime field report (no --memory-budget given)")
         out.append(Finding("memory_budget", inp.scope(fam[0]), [f"Memory budget ({which}): "] + parts + ["."]))
     return out
-
-
-def projection(g: GroupStats, budget: float, rows) -> Number | None:
-    """Token at which ``g`` would pass ``budget`` bytes: after its last token, (budget − peak
-    content memory) ÷ growth, where growth is the modeled native bytes' slope under emulated
-    WebGPU, else the content process's RSS slope; only for a growth whose CI is above 0."""
-    metric = "modeled_native_growth_bytes_per_token" if "modeled_native_growth_bytes_per_token" in g.metrics else None
-    if metric is None:
-        metric = next((m for _, m in memory_metrics(g) if m.startswith("rss_growth") and "content" in _role(m)), None)
-    e = g.metrics.get(metric) if metric else None
-    if e is None or e.value is None or e.ci_low is None or e.ci_low <= 0:
-        return None
-    peak = rows["content_rss_bytes_max"].dropna().mean() if "content_rss_bytes_max" in rows else 0.0
-    peak = (0.0 if peak != peak else float(peak)) + float(rows["modeled_native_bytes_max"].dropna().mean()
-                                                         if rows["modeled_native_bytes_max"].notna().any() else 0.0)
-    last = float(rows["steps_received"].max() - 1)
-    remaining = budget - peak
-    if remaining <= 0:
-        return None
-    at = lambda slope: last + remaining / slope  # noqa: E731 - one formula, three slopes
-    hi = at(e.ci_low)
-    lo = at(e.ci_high) if e.ci_high and e.ci_high > 0 else None
-    return Number(round(at(e.value)), "token", round(lo) if lo else None, round(hi) if lo else None, e.n_reps,
-                  "theil-sen", {"group": g.key.label, "metric": e.metric, "projection_bytes": budget})
 
 
 def _role(metric: str) -> str:
@@ -184,7 +156,7 @@ def memory_classes(inp: Inputs) -> list[Finding]:
             label = rs[0].get("label") or name
             kinds = {r.get("class") for r in rs}
             if kinds == {"too-few-samples"}:
-                few.append(f"{label} (n={max(int(r.get('points') or 0) for r in rs)})")
+                few.append(f"{label} ({_n_tokens(max(int(r.get('points') or 0) for r in rs))})")
                 continue
             if kinds <= set(CALM):
                 calm["flat" if kinds == {"flat"} else "bounded"].append(label)
@@ -193,7 +165,7 @@ def memory_classes(inp: Inputs) -> list[Finding]:
             for i, g in enumerate(g for g in fam if any(r["group"] == g.key.label for r in rs)):
                 gr = [r for r in rs if r["group"] == g.key.label]
                 words = list(dict.fromkeys(CLASS_WORDS.get(r.get("class"), str(r.get("class")))
-                                           + (f" (n={r.get('points')})" if r.get("class") == "too-few-samples" else "")
+                                           + (f" ({_n_tokens(int(r.get('points') or 0))})" if r.get("class") == "too-few-samples" else "")
                                            for r in gr))
                 parts += ["; " if i else "", f"{g.key.variant} {' / '.join(words)}"]
                 leaks = [r for r in gr if r.get("class") == "retained-growth" and r.get("floor_slope") is not None]
@@ -251,3 +223,8 @@ def gc_checkpoints(inp: Inputs) -> list[Finding]:
                                [f"GC checkpoints (--gc-checkpoints {every}: a forced collection after every "
                                 f"{every} tokens): {'; '.join(parts)}."]))
     return out
+
+
+def _n_tokens(n: int) -> str:
+    """``n=1 token`` / ``n=4 tokens``: how many positions (tokens, or steps: :attr:`Finding.step`) had samples."""
+    return f"n={n} token" if n == 1 else f"n={n} tokens"

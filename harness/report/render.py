@@ -24,7 +24,7 @@ from harness.report import format as F
 from harness.report.charts import Names
 from harness.report.sections import SECTIONS
 from harness.report.workload_charts import dispatch_label
-from harness.report.finding import quantity
+from harness.report.finding import measured_on, quantity, values_basis
 
 TEMPLATES = locations.templates_dir()
 #: Trace types of plotly.js's "basic" bundle (``plotly.js-basic-dist-min``, pinned in package.json:
@@ -97,6 +97,7 @@ def environment() -> jinja2.Environment:
                        provenance=F.provenance, driven_by=F.driven_by, mean_interval=F.mean_interval, share=F.share,
                        ci_svg=ci_svg, dispatch_label=dispatch_label, quantity=quantity, profile=F.profile, text=F.text,
                        wbr=wbr)
+    env.filters.update(measured_on=measured_on, values_basis=values_basis)
     env.tests["missing"] = F.missing
     env.tests["string"] = lambda v: isinstance(v, str)
     return env

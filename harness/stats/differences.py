@@ -31,9 +31,11 @@ class Difference:
     block bootstrap or Sen's interval inside one run measures within-run variation only — so it
     needs 2 repetitions on each side, and is then significant when Welch's t over the
     per-repetition values (``reps_low``/``reps_high``) excludes 0; so does every growth slope
-    (live objects and modeled bytes grow and fall with the GC's timing). Counts and maxima of
-    live objects, reproducible from run to run, are significant when their interval excludes 0
-    or their ``exact`` difference is not 0. A zero-width interval is never significant. The RSS
+    (live objects and modeled bytes grow and fall with the GC's timing), and so does every count of
+    live objects (``live_bind_groups_max``…: how many are live depends on when the GC ran).
+    WebGPU call counts per token, reproducible from run to run, are significant when their
+    interval excludes 0 or their ``exact`` difference is not 0. A zero-width interval is never
+    significant. The RSS
     of the browser's processes (:data:`SHARED_PROCESS_MEMORY`) is never significant: the
     repetitions of a run share those processes (fresh contexts, one browser)."""
 
@@ -123,11 +125,14 @@ def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, wa
     elif kind == "cell":
         va, vb = np.asarray(ea.per_rep), np.asarray(eb.per_rep)
         if len(va) < 2 or len(vb) < 2:
-            how = NO_INTERVAL_N1  # no CI, so never "significant", from one repetition on a side
+            # no CI, so never "significant", from one repetition on a side
+            how = NO_INTERVAL_N1
         elif np.all(va == va[0]) and np.all(vb == vb[0]) and stat == "mean":
             if deterministic(metric):
                 lo = hi = d
                 how = "exact"
+            else:
+                how = f"{len(va)} + {len(vb)} repetitions: no spread between them, no interval"
         elif stat == "mean" and len(va) >= 2 and len(vb) >= 2:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # near-constant repetitions: precision-loss warning
@@ -162,12 +167,26 @@ def _within_run(ra: int, rb: int) -> str:
 
 def significance(d: Difference, ea: Estimate, eb: Estimate, confidence: float = CONFIDENCE) -> None:
     """Set ``d.significant``, ``d.evidence`` and, for a measured quantity with 2 repetitions or
-    more on each side, ``d.reps_low``/``d.reps_high`` (see :class:`Difference`)."""
+    more on each side, ``d.reps_low``/``d.reps_high`` (see :class:`Difference`). The interval and
+    the words agree: evidence saying "no interval" leaves ``diff_low``/``diff_high`` (and the
+    relative ones) empty, and a difference without them says "no interval"."""
+    _significance(d, ea, eb, confidence)
+    if "no interval" in d.evidence:
+        d.diff_low = d.diff_high = d.rel_low = d.rel_high = None
+    elif d.diff_low is None or d.diff_high is None:
+        d.diff_low = d.diff_high = d.rel_low = d.rel_high = None
+        d.evidence = f"{d.evidence}, no interval" if d.evidence else "no interval"
+
+
+def _significance(d: Difference, ea: Estimate, eb: Estimate, confidence: float) -> None:
     lo, hi, how = d.diff_low, d.diff_high, d.ci_method
     if how == "exact":
         d.significant, d.evidence = bool(d.diff != 0), "exact"
         return
-    if how.startswith("too few") or how == NO_INTERVAL_N1:
+    if how == NO_INTERVAL_N1 and not deterministic(d.metric):  # a live count, a peak: measured, one run
+        d.significant, d.evidence = None, _within_run(d.reps_a, d.reps_b)
+        return
+    if how.startswith("too few") or how == NO_INTERVAL_N1 or "no spread" in how:
         d.significant, d.evidence = None, how
         return
     if deterministic(d.metric) and metric_kind(d.metric) != "slope":  # a growth slope rests on GC timing: measured
@@ -205,7 +224,9 @@ def significance(d: Difference, ea: Estimate, eb: Estimate, confidence: float = 
         warnings.simplefilter("ignore")  # near-constant repetitions: precision-loss warning
         ci = sps.ttest_ind(vb, va, equal_var=False).confidence_interval(confidence)
     if not (math.isfinite(ci.low) and math.isfinite(ci.high)) or ci.low == ci.high:
-        d.evidence = f"{len(va)} + {len(vb)} repetitions: no spread between them, no interval"
+        d.evidence = (f"{len(va)} + {len(vb)} repetitions: no spread between them: within-run interval only, "
+                      "not decided" if d.diff_low is not None else
+                      f"{len(va)} + {len(vb)} repetitions: no spread between them, no interval")
         return
     d.reps_low, d.reps_high = float(ci.low), float(ci.high)
     d.significant = bool(ci.low > 0 or ci.high < 0)

@@ -13,8 +13,9 @@ import numpy as np
 from harness.stats.cells import DEFAULT_WARMUP, CellData, cell_value, token_values
 from harness.stats.estimators import (CONFIDENCE, NO_INTERVAL_N1, SEED, SUBSAMPLE_TOKENS, block_bootstrap_ci,
                                       bootstrap_ci, stat_fn, stratified_theil_sen, t_ci)
-from harness.stats.memory import fit_strata, floor_points, segments
-from harness.stats.metrics import default_stat, growth_series, metric_kind, metric_unit
+from harness.stats.floors import MIN_FLOORS  # noqa: F401 (the floors a growth rate needs)
+from harness.stats.memory import fit_strata, floor_points, memory_of, segments
+from harness.stats.metrics import default_stat, deterministic, growth_series, metric_kind, metric_unit
 
 
 @dataclass
@@ -43,6 +44,9 @@ class Estimate:
     #: growth metrics: what the slope was fitted to, per repetition: ``floors`` (values after
     #: collections), ``flat`` (never rose), ``series`` (fewer than two collections), joined by +
     basis: str = ""
+    #: growth metrics: the fewest floors behind the slope among the repetitions fitted (a slope on
+    #: ``series`` is a rate between collections from fewer than 3 floors, not a growth rate)
+    floors: int | None = None
     #: a per-token metric above SUBSAMPLE_TOKENS tokens: its m-out-of-n bootstrap replicates and
     #: m, drawn with a seed of its own, so that a difference of two such groups reuses them
     #: (independent by their seeds) instead of resampling both again; not written anywhere
@@ -96,6 +100,8 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
         x = np.asarray(vals)
         if stat == "mean":
             lo, hi, how = t_ci(x, confidence)
+            if how == "exact" and not deterministic(metric):  # live counts, memory: measured, not exact
+                lo, hi, how = None, None, f"{len(x)} repetitions: no spread between them, no interval"
         elif len(x) < 2:
             lo, hi, how = None, None, NO_INTERVAL_N1
         elif stat in ("min", "max"):
@@ -108,7 +114,7 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
     # within a repetition (or, without floors, within a stretch between drops) only, so offsets
     # between contexts and drops at collections never count as growth. A cell whose series has
     # fewer than MIN_POINTS positions gives no slope: with none left, "too few samples (n=K)".
-    strata, per, bases, res, few = [], [], [], [], []
+    strata, per, bases, res, few, nfloors = [], [], [], [], [], []
     for c in cells:
         fp = floor_points(c, growth_series(metric) or "", warmup)
         if fp.basis == "too-few":
@@ -122,6 +128,8 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
         per.append(fp.slope)  # the cell's own fit, made once by its memory analysis
         if fp.basis == "floors":
             res.append(fp.rate / (fp.x.max() - fp.x.min()))
+        mc = memory_of(c, warmup).classes.get(growth_series(metric) or "")
+        nfloors.append(len(mc.floors) if mc is not None else 0)
     if not strata:
         if few:
             return Estimate(metric, kind, unit, "slope", None, None, None, few[0].why, max(f.points for f in few),
@@ -137,6 +145,6 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
     flat = all(np.all(y == y[0]) for _, y in strata)
     how = "exact" if flat and lo is not None else ("none" if lo is None else "theil-sen")
     return Estimate(metric, kind, unit, "slope", slope, lo, hi, how, n, len(bases), None, None, warmup, per,
-                    "+".join(sorted(set(bases))))
+                    "+".join(sorted(set(bases))), min(nfloors) if nfloors else None)
 
 

@@ -96,12 +96,20 @@ def metric_kind(name: str) -> str | None:
     return None
 
 
+#: Metrics measured, not counted: times, process memory, JS heap, and everything that counts what
+#: is live (live bind groups, buffers and their bytes; the emulation's modeled bytes of live
+#: objects): how many are live depends on when the GC ran, which differs from run to run in every
+#: engine (Chromium's V8 and WebKit's JSC alike), so equal repetitions there are not an exact value.
+MEASURED_PREFIXES = ("peak_rss_bytes_", "rss_growth_", "js_heap_", "us_per_dispatch_", "sync_us_", "live_",
+                     "modeled_")
+
+
 def deterministic(name: str) -> bool:
-    """Whether equal repetitions of a metric mean it has no noise (WebGPU call counts, live
-    objects, modeled bytes), so a difference between two all-equal samples is exact. Times and
-    measured memory (RSS, JS heap) are never treated so: all-equal samples there give no CI."""
-    return not (name in ("ms_per_token", "cpu_ms_per_token")
-                or name.startswith(("peak_rss_bytes_", "rss_growth_", "js_heap_", "us_per_dispatch_", "sync_us_")))
+    """Whether equal repetitions of a metric mean it has no noise (WebGPU call counts per token),
+    so a difference between two all-equal samples is exact. Times, measured memory and live
+    object counts (:data:`MEASURED_PREFIXES`) are never treated so: all-equal samples there
+    give no interval, and a difference needs 2 repetitions a side (harness/stats/differences.py)."""
+    return not (name in ("ms_per_token", "cpu_ms_per_token") or name.startswith(MEASURED_PREFIXES))
 
 
 def metric_unit(name: str) -> str:

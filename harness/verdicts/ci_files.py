@@ -24,12 +24,12 @@ from pathlib import Path
 
 from harness import stats as S
 from harness.report import format as F
-from harness.report.finding import Finding, quantity
+from harness.report.finding import Finding, measured_on, quantity, values_basis
 from harness.verdicts.budgets import BudgetResult
 
 STATS_COLUMNS = ["group", "machine", "browser", "workload", "variant", "profile", "metric", "unit", "kind",
                  "stat", "value", "ci_low", "ci_high", "ci_method", "median", "mean", "n", "n_reps", "warmup",
-                 "browser_version", "adapter", "webgpu", "params"]
+                 "browser_version", "adapter", "webgpu", "params", "basis", "floors"]
 DIFF_COLUMNS = ["metric", "unit", "stat", "a", "b", "a_value", "b_value", "diff", "diff_low", "diff_high",
                 "rel", "rel_low", "rel_high", "ci_method", "significant", "reps_a", "reps_b", "reps_low", "reps_high",
                 "evidence"]
@@ -64,7 +64,7 @@ def stats_rows(run: S.RunStats) -> list[dict]:
                                                                "ci_method", "median", "mean", "n", "n_reps", "warmup")},
                          "browser_version": ";".join(g.env.get("browser_version", [])),
                          "adapter": ";".join(g.env.get("adapter", [])), "webgpu": ";".join(g.env.get("webgpu", [])),
-                         "params": g.key.params})
+                         "params": g.key.params, "basis": d.get("basis") or None, "floors": d.get("floors")})
     return rows
 
 
@@ -168,14 +168,17 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
         out.append("")
     if run is not None and run.groups:
         metrics = metrics or [m for m in S.HEADLINE if any(m in g.metrics for g in run.groups.values())]
-        out += ["### Per configuration (value [95% CI]; per-token values after "
-                f"{run.warmup} warm-up token{'s' if run.warmup != 1 else ''})", "",
-                "| configuration | reps | " + " | ".join(metrics) + " |",
-                "| --- | --- | " + " | ".join("---" for _ in metrics) + " |"]
+        from harness.own_terms import STEP_UNITS
+
+        step = "step" if all(k.workload in STEP_UNITS for k in run.groups) else "token"  # what a *_per_token is of
+        out += [f"### Per configuration (value [95% CI]; per-{step} values after "
+                f"{run.warmup} warm-up {step}{'s' if run.warmup != 1 else ''}; {values_basis(metrics)})", "",
+                "| configuration | measured on | reps | " + " | ".join(metrics) + " |",
+                "| --- | --- | --- | " + " | ".join("---" for _ in metrics) + " |"]
         for g in run.groups.values():
             reps = len(g.cells)
             failed = f" ({len(g.failed)} failed)" if g.failed else ""
-            out.append(f"| {g.key.label} | {reps}{failed} | "
+            out.append(f"| {g.key.label} | {measured_on(g)} | {reps}{failed} | "
                        + " | ".join(F.estimate(g.metrics.get(m)) for m in metrics) + " |")
         out.append("")
     shown = [d for d in diffs if d.significant or d.metric == "ms_per_token"]

@@ -63,6 +63,11 @@ RECORDINGS = {
     "chromium-bind-group-cache": ["-b", "chromium", "-w", "decode-loop", "-p", "tiny", "-n", "24", "-v", "reuse",
                                   "--param", "kv_buffers=recreate-drop", "--param", "bind_group_cache=evict,never",
                                   "--gc-checkpoints", "5"],
+    # Chromium: the never-evicting reuse cache alone, 40 tokens, a forced collection every 5 tokens
+    # (enough memory floors to project when the budget would be reached)
+    "chromium-gc-cadence": ["-b", "chromium", "-w", "decode-loop", "-p", "tiny", "-n", "40", "-v", "reuse",
+                            "--param", "kv_buffers=recreate-drop", "--param", "bind_group_cache=never",
+                            "--gc-checkpoints", "5"],
     # Chromium: the same code twice, one repetition each (an A/A comparison: no significant time difference)
     "aa-chromium-1": ["-b", "chromium", "-w", "decode-loop", "-p", "tiny", "-n", "32", "-v", "fresh"],
     "aa-chromium-2": ["-b", "chromium", "-w", "decode-loop", "-p", "tiny", "-n", "32", "-v", "fresh"],

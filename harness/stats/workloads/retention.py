@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.stats.memory import collections, memory_of, projection
+from harness.memory_budget import budget_reading
+from harness.stats.floors import MIN_FLOORS
+from harness.stats.memory import budgeted, collections, memory_of, projection
 from harness.tables import CONTENT_PROCESS_TYPES
 
 #: What the onnxruntime field report saw in Safari (references.md). Reported, not measured here.
@@ -55,6 +57,65 @@ def modeled_projection(cell, budget: float | None, warmup: int = 1) -> dict | No
     return {**projection(mc, budget), "kind": mc.kind}
 
 
+def budget_projection(cell, row: dict, warmup: int = 1) -> dict | None:
+    """The one projection of ``--memory-budget`` (findings and the retention table print it): the
+    quantity the budget counts (summary.csv ``memory_budget_counted_bytes_last``: content-process
+    RSS plus modeled native bytes, harness/memory_budget.py) from its value at the cell's last
+    token, at the summed floor slopes of its parts that keep growing (retained growth, from at
+    least :data:`harness.stats.floors.MIN_FLOORS` floors each; flat or bounded parts add 0).
+    Returns ``{"token", "tokens", "slope", "basis", "floors", "cell", "series", "why"}``:
+    ``token`` the token it would pass the budget near (None, with ``why``, where the data cannot
+    carry a projection: a part with too few samples, or growing with fewer than 3 floors);
+    ``basis`` ``modeled``, ``measured`` or ``modeled and measured``; ``floors`` the fewest floors
+    behind a slope used. None without a budget, or when the budget was already passed."""
+    budget, start = row.get("memory_budget_bytes"), row.get("memory_budget_counted_bytes_last")
+    if cell is None or budget is None or pd.isna(budget) or not budget or pd.notna(row.get("would_be_killed_at_token")):
+        return None
+    out = {"token": None, "tokens": None, "slope": None, "basis": None, "floors": None, "cell": row["cell"],
+           "series": [], "why": ""}
+    if start is None or pd.isna(start):
+        out["why"] = "nothing the budget counts was measured"
+        return out
+    slope, floors, kinds, why = 0.0, [], set(), []
+    classes = memory_of(cell, warmup).classes
+    if not any(budgeted(n) for n in classes if n.startswith("rss_bytes_")):
+        why.append("content process RSS: no samples placed after the warm-up")
+    for name, mc in classes.items():
+        if not budgeted(name):
+            continue
+        if mc.kind in ("flat", "bounded"):
+            continue
+        if mc.kind == "retained-growth" and mc.floor_slope is not None and len(mc.floors) >= MIN_FLOORS:
+            if mc.floor_slope > 0:
+                slope += mc.floor_slope
+                floors.append(len(mc.floors))
+                kinds.add("modeled" if name.startswith("modeled_") else "measured")
+                out["series"].append(name)
+            continue
+        why.append(f"{mc.label}: " + (mc.reason.split(":")[0] if mc.kind == "too-few-samples" else
+                                      f"{mc.kind.replace('-', ' ')}, {len(mc.floors)} floor(s) (needs {MIN_FLOORS})"))
+    if why:
+        out["why"] = "not projected: " + "; ".join(why)
+    elif slope <= 0:
+        out["why"] = "not projected: nothing the budget counts grows"
+    else:
+        last = float(cell.steps["step"].max())
+        out.update(slope=slope, tokens=(float(budget) - float(start)) / slope, floors=min(floors),
+                   basis=" and ".join(sorted(kinds)))
+        out["token"] = last + out["tokens"]
+    return out
+
+
+def budget_projection_words(p: dict | None) -> str | None:
+    """:func:`budget_projection` in the words every surface prints: ``near token 2,124 (projected
+    modeled from 4 floors)``, or why not; None when there is nothing to say."""
+    if p is None:
+        return None
+    if p["token"] is None:
+        return p["why"]
+    return f"near token {p['token']:,.0f} (projected {p['basis']} from {p['floors']} floors)"
+
+
 def retention_rows(tables, run=None) -> list[dict]:
     """One dict per cell with steps: its summary ``row``, createBindGroup per token, live max/end,
     collection events and bind groups collected per event, modeled native bytes max (emulated
@@ -77,10 +138,14 @@ def retention_rows(tables, run=None) -> list[dict]:
             "modeled_max": row.get("modeled_native_bytes_max") if emulated else None,
             "rss_max": row.get("content_rss_bytes_max"), "killed": row.get("would_be_killed_at_token"),
             "budget": row.get("memory_budget_bytes"), "budget_counted_max": row.get("memory_budget_counted_bytes_max"),
+            "budget_reading": budget_reading(row.get("would_be_killed_at_token"),
+                                             row.get("memory_budget_counted_bytes_max"), row.get("memory_budget_bytes")),
             "projection": modeled_projection(data.get(row["cell"]), row.get("memory_budget_bytes")
                                              if pd.notna(row.get("memory_budget_bytes")) else None, warmup)
             if emulated else None,
         })
+        rows[-1]["budget_projection"] = budget_projection(data.get(row["cell"]), rows[-1]["row"], warmup)
+        rows[-1]["budget_projection_words"] = budget_projection_words(rows[-1]["budget_projection"])
     return rows
 
 
