@@ -52,7 +52,8 @@ SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "w
                    "live_bind_groups_max", "modeled_native_bytes_max", "content_rss_bytes_max",
                    "memory_budget_bytes", "would_be_killed_at_token", "engine", "content_footprint_bytes_max",
                    *PROVENANCE_COLUMNS, "js_heap_bytes_max", "js_heap", "memory_budget_counted_bytes_max",
-                   *RENDER_AND_BINDING_COLUMNS, "memory_budget_counted_bytes_last"]
+                   *RENDER_AND_BINDING_COLUMNS, "memory_budget_counted_bytes_last",
+                   "content_rss_samples"]
 
 #: Columns of ``webgpu-harness app`` cells (empty for workloads): the app, its title, the step
 #: triggers seen, and the page or worker global measured (harness/app_plan.py ``AppCell``).
@@ -252,6 +253,9 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
                 row[f"peak_footprint_bytes_{ptype}"] = int(grp["footprint_bytes"].max())
         content = content_samples(memory[memory["cell"] == c["cell"]])
         row["content_rss_bytes_max"] = int(content["rss_bytes"].max()) if len(content) else None
+        # sampling rounds of the content process placed on a step (the rest ran before the first
+        # step was received): how many readings the decode phase's max and slope rest on
+        row["content_rss_samples"] = int(content["token"].notna().sum()) if len(content) else 0
         row["content_footprint_bytes_max"] = (int(content["footprint_bytes"].max())
                                               if len(content) and content["footprint_bytes"].notna().any() else None)
         row.update(_heap_and_cpu(memory[memory["cell"] == c["cell"]]))

@@ -57,6 +57,16 @@ def value(v: Any, unit: str = "") -> str:
     return number(v)
 
 
+def reason(row: Any) -> str:
+    """A memory series' reason (harness/stats/workloads/memory.py row, or a dict with
+    ``reason_template`` and ``reason_values``: ``name → [value, unit]``) with its quantities in
+    this formatter's units (``floor slope -138 KiB/token [-140 KiB/token, -136 KiB/token]``)."""
+    template, values = row.get("reason_template"), row.get("reason_values") or {}
+    if template is None:
+        return text(row.get("reason"))
+    return template.format(**{k: value(v, u) for k, (v, u) in values.items()})
+
+
 def mib(v: Any) -> str:
     """Bytes as MiB with one decimal (``1,234.5``), for table columns headed "MiB"."""
     return MISSING if missing(v) else f"{float(v) / 2**20:,.1f}"

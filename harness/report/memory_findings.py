@@ -6,7 +6,7 @@ says what is missing where too few points stood behind a slope or a class."""
 from __future__ import annotations
 
 from harness.memory_budget import budget_reading
-from harness.report.finding import FIELD_KILL_BYTES, PROCESS_ROLES, Finding, Inputs, Number, families, per_variant
+from harness.report.finding import FIELD_KILL_BYTES, PROCESS_ROLES, Finding, Inputs, Number, families
 from harness.stats.floors import MIN_POINTS
 from harness.stats.run import GroupStats
 
@@ -26,11 +26,23 @@ def memory_metrics(g: GroupStats) -> list[tuple[str, str]]:
     return out
 
 
+def trend_word(n: Number) -> str:
+    """The verb a growth per token may carry: ``rises`` (95% CI above 0), ``falls`` (below 0),
+    ``no trend stated`` (the CI includes 0, or there is none)."""
+    if n.excludes_zero and (n.value or 0) > 0:
+        return "rises"
+    if n.excludes_zero and (n.value or 0) < 0:
+        return "falls"
+    return "no trend stated" if n.ci_method != "exact" or n.value else "flat"
+
+
 def memory_growth(inp: Inputs) -> list[Finding]:
     """Memory growth per token per process type (and modeled native bytes, JS heap): one
-    sentence per series with a slope whose CI excludes 0 in some variant; the rest in one
-    sentence; series with too few points for a slope in every variant in another, saying what
-    is missing."""
+    sentence per series with a slope whose CI excludes 0 in some variant, each variant's number
+    after its own verb (:func:`trend_word`) and, where a configuration pooled several
+    repetitions, how many (memory_series.csv and the Memory section give each cell's own fit);
+    the rest in one sentence; series with too few points for a slope in every variant in
+    another, saying what is missing."""
     out = []
     for fam in families(inp.run):
         series: dict[str, str] = {}
@@ -42,18 +54,21 @@ def memory_growth(inp: Inputs) -> list[Finding]:
             if all(e.value is None for _, e in ests):
                 few.append(f"{label} ({'; '.join(f'{v} {e.ci_method}' for v, e in ests)})")
                 continue
-            parts = per_variant(inp.run, fam, metric, relative=False, mark_zero=True)
-            nums = [p for p in parts if isinstance(p, Number)]
+            nums = [Number.of(g.metrics[metric], g.key.label) for g in fam if metric in g.metrics]
             if not any(n.excludes_zero for n in nums) and all(e.value is not None for _, e in ests):
                 flat.append(label)
                 continue
-            rates = [n for n in nums if "series" in (n.basis or "").split("+")]  # < 3 floors: not a growth rate
-            rated = [n for n in nums if n not in rates]
-            verb = ("grows" if any(n.excludes_zero and (n.value or 0) > 0 for n in rated) else
-                    "falls" if any(n.excludes_zero for n in rated) else
-                    "," if rates else "growth")  # "growth": some too few, none significant
-            out.append(Finding("memory_growth", inp.scope(fam[0]), [f"{label[0].upper()}{label[1:]}{'' if verb == ',' else ' '}"
-                                                                    f"{verb} per token: "] + parts + ["."]))
+            parts: list = [f"{label[0].upper()}{label[1:]}, growth per token: "]
+            for i, ((variant, e), n) in enumerate(zip(ests, nums)):
+                parts += ["; " if i else "", f"{variant} "]
+                if e.value is None:
+                    parts.append(f"not stated ({e.ci_method})")
+                    continue
+                word = "rate" if "series" in (n.basis or "").split("+") else trend_word(n)
+                parts += [f"{word} " if word not in ("flat", "rate") else "", n]
+                parts += [" (95% CI includes 0)"] if word == "no trend stated" and n.ci_low is not None else []
+                parts += [f" (pooled over {e.n_reps} repetitions)"] if (e.n_reps or 0) > 1 else []
+            out.append(Finding("memory_growth", inp.scope(fam[0]), parts + ["."]))
         if flat:
             out.append(Finding("memory_growth", inp.scope(fam[0]),
                                [f"No significant growth per token (every 95% CI includes 0): {', '.join(flat)}."]))

@@ -96,7 +96,7 @@ def environment() -> jinja2.Environment:
     env.filters.update(number=F.number, value=F.value, mib=F.mib, estimate=F.estimate, diff=F.diff,
                        provenance=F.provenance, driven_by=F.driven_by, mean_interval=F.mean_interval, share=F.share,
                        ci_svg=ci_svg, dispatch_label=dispatch_label, quantity=quantity, profile=F.profile, text=F.text,
-                       wbr=wbr)
+                       wbr=wbr, reason=F.reason)
     env.filters.update(measured_on=measured_on, values_basis=values_basis)
     env.tests["missing"] = F.missing
     env.tests["string"] = lambda v: isinstance(v, str)

@@ -183,7 +183,10 @@ def cells_context(analysis, names: Names) -> dict | None:
             row["factor"] = m.get("factor")
             for method, e in sync.get(r["cell"], {}).items():
                 row[f"sync_{method}"] = e
-            rows.append({"row": row, "name": names.of(r), "values": [(row.get(k), fmt) for _, k, fmt in cols]})
+            # a max from fewer than 3 sampling rounds says so: "315.4 (n=1)"
+            values = [((row.get(k), row.get("content_rss_samples")), "mib_n") if k == "content_rss_bytes_max"
+                      else (row.get(k), fmt) for _, k, fmt in cols]
+            rows.append({"row": row, "name": names.of(r), "values": values})
         tables.append({"workload": workload, "headers": [h for h, _, _ in cols], "rows": rows,
                        "vary_profile": names.vary["profile"],
                        "identical": any(k == "tokens_identical" for _, k, _ in cols)})

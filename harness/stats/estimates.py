@@ -12,9 +12,9 @@ import numpy as np
 
 from harness.stats.cells import DEFAULT_WARMUP, CellData, cell_value, token_values
 from harness.stats.estimators import (CONFIDENCE, NO_INTERVAL_N1, SEED, SUBSAMPLE_TOKENS, block_bootstrap_ci,
-                                      bootstrap_ci, stat_fn, stratified_theil_sen, t_ci)
+                                      bootstrap_ci, stat_fn, t_ci)
 from harness.stats.floors import MIN_FLOORS  # noqa: F401 (the floors a growth rate needs)
-from harness.stats.memory import fit_strata, floor_points, memory_of, segments
+from harness.stats.memory import floor_points, growth_fit, memory_of
 from harness.stats.metrics import default_stat, deterministic, growth_series, metric_kind, metric_unit
 
 
@@ -122,12 +122,10 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
             continue
         if len(fp.x) < 2:
             continue
-        parts = segments(fp.x, fp.y, fp.events) if fp.basis == "series" else [(fp.x, fp.y)]
-        strata += parts
+        strata += fp.strata
         bases.append(fp.basis)
         per.append(fp.slope)  # the cell's own fit, made once by its memory analysis
-        if fp.basis == "floors":
-            res.append(fp.rate / (fp.x.max() - fp.x.min()))
+        res.append(fp.res)
         mc = memory_of(c, warmup).classes.get(growth_series(metric) or "")
         nfloors.append(len(mc.floors) if mc is not None else 0)
     if not strata:
@@ -135,13 +133,12 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
             return Estimate(metric, kind, unit, "slope", None, None, None, few[0].why, max(f.points for f in few),
                             len(few), None, None, warmup, [], "too-few")
         return None
-    slope, lo, hi, n = stratified_theil_sen(fit_strata(strata), confidence)
+    # the same fit as each cell's own growth (harness/stats/floors.py growth_fit): one repetition
+    # gives the numbers of memory_series.csv; several are pooled (pairs within a repetition only)
+    slope, lo, hi = growth_fit(strata, max(res), confidence)
     if slope is None:
         return None
     n = sum(len(x) for x, _ in strata)
-    if res:  # floors: at least ± one token's growth over their span
-        r = max(res)
-        lo, hi = (slope - r, slope + r) if lo is None else (min(lo, slope - r), max(hi, slope + r))
     flat = all(np.all(y == y[0]) for _, y in strata)
     how = "exact" if flat and lo is not None else ("none" if lo is None else "theil-sen")
     return Estimate(metric, kind, unit, "slope", slope, lo, hi, how, n, len(bases), None, None, warmup, per,

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from harness.stats.estimators import stratified_theil_sen, theil_sen
+from harness.stats.estimators import CONFIDENCE, stratified_theil_sen
 
 #: Fewest positions a series needs for a slope, an interval or a class: Sen's interval for a
 #: Theil–Sen slope rests on the normal approximation of Kendall's S, which is tabulated exactly
@@ -71,7 +71,13 @@ class MemoryClass:
     ``floors``: ``[position, value]``, its minimum after each drop; ``floor_slope`` with its 95%
     CI (units per token; only from :data:`MIN_FLOORS` floors); ``rate``: the Theil–Sen slope
     between drops; ``series_slope``: through every point (shown for contrast, never called
-    growth); ``reason``: the class in words."""
+    growth); ``falls``: positions where the series itself fell (by more than its noise for a
+    measured series), ``collections``: positions where its own collected counter rose (both
+    among ``events``); ``growth_per_token`` with ``growth_low``/``growth_high`` and
+    ``growth_basis``: THE growth estimate of this series in this cell (:func:`growth_of`), the one
+    every table, finding and file prints (``growth_why`` when there is none); ``reason``: the
+    class in words, a template whose ``{name}`` fields are quantities in ``reason_values``
+    (``name → [value, unit]``) for the report's formatter to write (:meth:`reason_text`)."""
 
     cell: str
     series: str
@@ -91,12 +97,28 @@ class MemoryClass:
     rate: float | None = None
     series_slope: float | None = None
     reason: str = ""
+    reason_values: dict = field(default_factory=dict)
+    falls: list[float] = field(default_factory=list)
+    collections: list[float] = field(default_factory=list)
+    growth_per_token: float | None = None
+    growth_low: float | None = None
+    growth_high: float | None = None
+    growth_basis: str = ""
+    growth_why: str = ""
+
+    def reason_text(self, fmt=None) -> str:
+        """:attr:`reason` with its quantities written by ``fmt(value, unit)`` (the report's
+        :func:`harness.report.format.value`; default: 4 significant digits and the unit)."""
+        fmt = fmt or (lambda v, u: "—" if v is None else f"{v:.4g} {u}")
+        return self.reason.format(**{k: fmt(v, u) for k, (v, u) in self.reason_values.items()})
 
     def to_dict(self) -> dict:
         """JSON-ready dict (non-finite numbers as None)."""
         def clean(v):
             if isinstance(v, (float, np.floating)):
                 return float(v) if np.isfinite(v) else None
+            if isinstance(v, dict):
+                return {k: clean(x) for k, x in v.items()}
             return [clean(x) for x in v] if isinstance(v, list) else v
 
         return {k: clean(v) for k, v in asdict(self).items()}
@@ -159,9 +181,13 @@ def segment_rate(t: np.ndarray, y: np.ndarray, events) -> float | None:
 
 def noise(y: np.ndarray) -> float:
     """How far a measured series moves from one position to the next without a collection:
-    three robust standard deviations (1.4826 × the median absolute deviation) of its changes.
-    A fall larger than this is a drop."""
+    three robust standard deviations (1.4826 × the median absolute deviation) of its changes
+    that are not falls (rises and zeros). The falls are left out because they are what is being
+    looked for: in a sawtooth (a JS heap collected every few tokens) a third of the changes are
+    falls, and a spread taken over all of them is the size of the sawtooth itself, which would
+    hide every collection. A fall larger than this is a drop."""
     d = np.diff(np.asarray(y, float))
+    d = d[d >= 0]
     if len(d) < 2:
         return 0.0
     return float(3 * 1.4826 * np.median(np.abs(d - np.median(d))))
@@ -197,7 +223,7 @@ def classify(cell: str, series: str, label: str, unit: str, t: np.ndarray, y: np
     series' own collections (its collected counter rose); ``forced``: forced collections; its
     falls by more than ``tolerance`` (0 for exact counts, :func:`noise` for measured series) are
     drops too. Below :data:`MIN_POINTS` positions the kind is ``too-few-samples`` and nothing
-    is fitted (see the module docstring for the rest)."""
+    is fitted (see the module docstring for the rest). Its growth estimate: :func:`growth_of`."""
     t, y = np.asarray(t, float), np.asarray(y, float)
     ok = np.isfinite(t) & np.isfinite(y)
     t, y = per_token(t[ok], y[ok])
@@ -205,83 +231,159 @@ def classify(cell: str, series: str, label: str, unit: str, t: np.ndarray, y: np
         return None
     lo_t, hi_t = t[0], t[-1]
     forced = sorted({int(f) for f in forced if lo_t <= f <= hi_t})
-    own = sorted({float(e) for e in events if lo_t <= e <= hi_t} | set(drops(t, y, tolerance)))
+    collected = sorted({float(e) for e in events if lo_t <= e <= hi_t})
+    falls = drops(t, y, tolerance)
+    own = sorted(set(collected) | set(falls))
     ev = sorted(set(own) | {float(f) for f in forced})
     mc = MemoryClass(cell, series, label, unit, "too-few-samples", int(len(t)), float(y[0]), float(y[-1]),
-                     float(y.max()), ev, forced)
+                     float(y.max()), ev, forced, falls=falls, collections=collected)
     if len(t) < MIN_POINTS:
         mc.reason = f"{too_few(len(t))}: no slope, interval or class"
+        growth_of(mc, t, y)
         return mc
     mc.floors = floors_of(t, y, ev)
     mc.rate = segment_rate(t, y, ev)
     ft, fy = thin(t, y, FIT_POINTS)
-    s_slope, s_lo, _, _ = theil_sen(ft, fy)
+    s_slope, s_lo, _, _ = stratified_theil_sen([(ft, fy)])
     mc.series_slope = s_slope
-    rose = y.max() > y[0] + tolerance
-    if not rose:
-        mc.floor_slope, mc.floor_low, mc.floor_high = 0.0, 0.0, 0.0
-        if own:
-            mc.kind = "bounded"
-            mc.reason = f"never rose above its first value; fell at {len(own)} drop(s)"
-        else:
-            mc.kind = "flat"
-            mc.reason = "never rose above its first value and never fell: nothing new kept, nothing collected"
-        return mc
     floors = mc.floors
     if len(floors) >= MIN_FLOORS:
         fx = np.array([f[0] for f in floors])
-        fy = np.array([f[1] for f in floors])
-        mc.floor_slope, mc.floor_low, mc.floor_high = floor_slope(fx, fy, mc.rate)
-        slope = mc.floor_slope
+        fyy = np.array([f[1] for f in floors])
+        mc.floor_slope, mc.floor_low, mc.floor_high = floor_slope(fx, fyy, mc.rate)
+    rose = y.max() > y[0] + tolerance
+    mc.reason_values = {"first": [float(y[0]), unit], "max": [float(y.max()), unit], "noise": [tolerance, unit]}
+    moved = (" never rose above its first value" if y.max() <= y[0] else
+             " rose no more than its noise ({noise}) above its first value")
+    if not rose:
+        if own:
+            mc.kind = "bounded"
+            mc.reason = f"{moved[1:]}; {_drops_words(mc)}"
+            if mc.floor_slope is not None:
+                mc.reason += f"; {_floor_words(mc)}"
+        else:
+            mc.kind = "flat"
+            if np.all(y == y[0]):  # every value equal: its floor (and everything else) stays put
+                mc.floor_slope, mc.floor_low, mc.floor_high = 0.0, 0.0, 0.0
+            mc.reason = (f"{moved[1:]} and never fell" + (" by more than its noise" if tolerance else "") +
+                         ": nothing new kept, nothing collected")
+        growth_of(mc, t, y)
+        return mc
+    if len(floors) >= MIN_FLOORS:
+        fx = np.array([f[0] for f in floors])
+        fyy = np.array([f[1] for f in floors])
         one_token = max(mc.rate or 0.0, 0.0)
-        came_back = fy[-1] <= fy[0] + one_token and fy.max() > fy[0] + one_token
+        came_back = fyy[-1] <= fyy[0] + one_token and fyy.max() > fyy[0] + one_token
         if mc.floor_low is not None and mc.floor_low > 0 and not came_back:
             mc.kind = "retained-growth"
-            mc.reason = (f"its floor after each of {len(floors)} drops rises ({slope * (fx[-1] - fx[0]):.4g} {unit} "
-                         f"over {fx[-1] - fx[0]:.0f} tokens): what the collections leave grows")
+            mc.reason_values["kept"] = [mc.floor_slope * (fx[-1] - fx[0]), unit]
+            mc.reason = (f"its floor after each of {len(floors)} drops rises ({{kept}} over {fx[-1] - fx[0]:.0f} "
+                         f"tokens; {_floor_words(mc)}): what the collections leave grows")
         elif came_back:
             mc.kind = "growing-until-collected"
-            back = next(x for x, v in zip(fx, fy) if x > fx[int(np.argmax(fy))] and v <= fy[0] + one_token)
-            mc.reason = (f"its floor rose to {fy.max():.4g} {unit} over {len(floors)} drops, then the drop at token "
-                         f"{back:.0f} brought it back to {fy[-1]:.4g}: growth that a later collection frees")
+            back = next(x for x, v in zip(fx, fyy) if x > fx[int(np.argmax(fyy))] and v <= fyy[0] + one_token)
+            mc.reason_values.update(top=[float(fyy.max()), unit], back=[float(fyy[-1]), unit])
+            mc.reason = (f"its floor rose to {{top}} over {len(floors)} drops, then the drop at token {back:.0f} "
+                         "brought it back to {back}: growth that a later collection frees")
         else:
             mc.kind = "bounded"
-            mc.reason = (f"{len(floors)} drops bring it back to a flat floor (floor slope {slope:.4g} {unit}/token, "
-                         f"95% CI includes 0); max {mc.max:.4g}")
+            mc.reason = f"{_drops_words(mc)} bring it back: {_floor_words(mc)}; max {{max}}"
+        growth_of(mc, t, y)
         return mc
     rising = (mc.rate or 0) > 0 and (bool(own) or (s_slope is not None and s_slope > 0 and (s_lo is None or s_lo > 0)))
     seen = "no collection seen" if not ev else f"{len(floors)} floor(s) ({too_few(len(floors), MIN_FLOORS, 'floors')})"
     one_token = max(mc.rate or 0.0, 0.0)
+    mc.reason_values["rate"] = [mc.rate, f"{unit}/token"]
     if own and len(floors) >= MIN_RETURNS and all(v <= y[0] + one_token for _, v in floors):
         mc.kind = "bounded"  # seen, not fitted: each collection brought it back to where it started
         mc.reason = (f"each of its {len(floors)} drops brought it back to its first value or below (within one "
                      f"token's growth); no floor slope from {too_few(len(floors), MIN_FLOORS, 'floors')}")
     elif rising:
         mc.kind = "growing-until-collected"
-        mc.reason = (f"{seen} in {len(t)} positions while it rose {mc.rate:.4g} {unit}/token between drops; whether "
+        mc.reason = (f"{seen} in {len(t)} positions while it rose {{rate}} between drops; whether "
                      "collections would bring it back is not known (--gc-checkpoints N forces some)")
     elif own:
         mc.kind = "bounded"
-        mc.reason = f"falls at {len(own)} drop(s) and does not rise significantly ({seen})"
+        mc.reason = f"{_drops_words(mc)} and no significant rise ({seen})"
     else:
         mc.kind = "flat"
-        mc.reason = "no significant rise (series slope's 95% CI includes 0) and no drop"
+        mc.reason = ("rose above its first value by more than its noise ({noise}) but with no significant trend "
+                     "(series slope's 95% CI includes 0) and no drop")
+    growth_of(mc, t, y)
     return mc
+
+
+def _drops_words(mc: MemoryClass) -> str:
+    """``3 drops (2 collection events, 3 falls)``: a series' drops and what they were."""
+    parts = [f"{len(mc.collections)} collection event(s)" if mc.collections else "",
+             f"{len(mc.falls)} fall(s)" if mc.falls else "", f"{len(mc.forced)} forced" if mc.forced else ""]
+    return f"{len(mc.events)} drop(s) ({', '.join(p for p in parts if p)})"
+
+
+def _floor_words(mc: MemoryClass) -> str:
+    """The floor slope with its interval and what the interval says (the sign, or that it holds 0)."""
+    mc.reason_values.update(slope=[mc.floor_slope, f"{mc.unit}/token"], low=[mc.floor_low, f"{mc.unit}/token"],
+                            high=[mc.floor_high, f"{mc.unit}/token"])
+    if mc.floor_low is None:
+        return "floor slope {slope} (no interval)"
+    says = ("floors rise" if mc.floor_low > 0 else "floors fall" if mc.floor_high < 0 else
+            "no trend in the floors: 95% CI includes 0")
+    return f"floor slope {{slope}} [{{low}}, {{high}}], {says}"
+
+
+def growth_fit(strata: list, res: float = 0.0, confidence: float = CONFIDENCE
+               ) -> tuple[float | None, float | None, float | None]:
+    """(slope, low, high) per token over ``strata`` (``(positions, values)`` pairs: one cell's
+    floors, its stretches between drops, or those of several repetitions): the stratified
+    Theil–Sen slope with Sen's 95% CI (:func:`harness.stats.estimators.stratified_theil_sen`,
+    thinned by :func:`fit_strata`), widened to at least ± ``res`` (one token's growth over the
+    floors' span). The one fit behind every growth per token: a cell's (:func:`growth_of`) and a
+    group's pooled over repetitions (harness/stats/estimates.py), so one repetition gives the same
+    numbers in both."""
+    slope, lo, hi, _ = stratified_theil_sen(fit_strata(strata), confidence)
+    if slope is None:
+        return None, None, None
+    if res:
+        lo, hi = (slope - res, slope + res) if lo is None else (min(lo, slope - res), max(hi, slope + res))
+    return slope, lo, hi
+
+
+def growth_strata(mc: MemoryClass, t: np.ndarray, y: np.ndarray) -> tuple[str, list, float, str]:
+    """What a series' growth per token is fitted to: ``(basis, strata, res, why)``. ``floors``:
+    its :data:`MIN_FLOORS` or more floors (``res``: one token's growth over their span);
+    ``flat``: a flat series, every position (0 when every value is equal); ``series``: the
+    stretches between drops (the rate between drops; the whole series without a drop);
+    ``too-few`` (``why`` says what is missing): fewer than :data:`MIN_POINTS` positions, or a
+    bounded series with fewer than :data:`MIN_FLOORS` floors."""
+    if mc.kind == "too-few-samples":
+        return "too-few", [], 0.0, too_few(mc.points)
+    if len(mc.floors) >= MIN_FLOORS:
+        fx = np.array([f[0] for f in mc.floors])
+        fy = np.array([f[1] for f in mc.floors])
+        span = fx.max() - fx.min()
+        return "floors", [(fx, fy)], (max(mc.rate or 0.0, 0.0) / span if span else 0.0), ""
+    if mc.kind == "flat":
+        return "flat", [(t, y)], 0.0, ""
+    if mc.kind == "bounded":  # brought back by too few collections to fit floors: no growth slope
+        return "too-few", [], 0.0, too_few(len(mc.floors), MIN_FLOORS, "floors")
+    return "series", segments(t, y, mc.events), 0.0, ""
+
+
+def growth_of(mc: MemoryClass, t: np.ndarray, y: np.ndarray) -> None:
+    """Sets ``mc``'s growth per token (:func:`growth_strata`, :func:`growth_fit`), computed once."""
+    basis, strata, res, why = growth_strata(mc, t, y)
+    mc.growth_basis, mc.growth_why = basis, why
+    if strata:
+        mc.growth_per_token, mc.growth_low, mc.growth_high = growth_fit(strata, res)
 
 
 def floor_slope(fx: np.ndarray, fy: np.ndarray, rate: float | None
                 ) -> tuple[float | None, float | None, float | None]:
-    """(slope, low, high) of floors at positions ``fx``: Theil–Sen with Sen's 95% CI, the
+    """(slope, low, high) of floors at positions ``fx``: :func:`growth_fit` of the floors, the
     interval widened to at least ± one token's growth (``rate``, units per token) over the
     floors' span, because where in a token a collection lands moves a floor by up to that much.
     ``(None, None, None)`` with fewer than :data:`MIN_FLOORS` floors or a zero span."""
     fx, fy = np.asarray(fx, float), np.asarray(fy, float)
     if len(fx) < MIN_FLOORS or fx.max() == fx.min():
         return None, None, None
-    slope, lo, hi, _ = theil_sen(*thin(fx, fy, FIT_POINTS))
-    if slope is None or rate is None:
-        return slope, lo, hi
-    res = max(rate or 0.0, 0.0) / (fx.max() - fx.min())
-    lo = slope - res if lo is None else min(lo, slope - res)
-    hi = slope + res if hi is None else max(hi, slope + res)
-    return slope, lo, hi
+    return growth_fit([(fx, fy)], max(rate or 0.0, 0.0) / (fx.max() - fx.min()))

@@ -33,8 +33,8 @@ import pandas as pd
 
 from harness.stats.cells import rss_rounds
 from harness.stats.floors import (FIT_POINTS, KINDS, MIN_FLOORS, MIN_POINTS, MemoryClass, classify,  # noqa: F401
-                                  drops, fit_strata, floor_slope, floors_of, noise, per_token, segment_rate,
-                                  segments, thin, too_few)
+                                  drops, fit_strata, floor_slope, floors_of, growth_fit, growth_strata, noise,
+                                  per_token, segment_rate, segments, thin, too_few)
 from harness.tables import CONTENT_PROCESS_TYPES
 
 #: Series from steps.csv: name → (column, unit, label, own collected counter or None). Exact
@@ -264,33 +264,33 @@ class FitPoints:
     rate: float
     events: list[float]
     points: int
-    #: this cell's own slope of what is fitted (the rate between drops, the floor slope, 0 when flat)
+    #: this cell's own growth per token (:attr:`MemoryClass.growth_per_token`, computed once)
     slope: float | None = None
     #: why nothing is fitted (``too-few``): "too few samples (n=4; needs 10)", "too few floors (n=2; needs 3)"
     why: str = ""
+    #: what the fit takes pairs within (the floors, or the stretches between drops) and the
+    #: least half-width of its interval (one token's growth over the floors' span)
+    strata: list = field(default_factory=list)
+    res: float = 0.0
 
 
 def floor_points(cell, series: str, warmup: int = 1) -> FitPoints:
-    """What a growth slope of ``series`` is fitted to for one cell: its floors (``floors``:
-    :data:`MIN_FLOORS` or more), every point of a series that never rose (``flat``), else every
-    point within the stretches between drops (``series``: the rate between collections);
+    """What a growth slope of ``series`` is fitted to for one cell
+    (:func:`harness.stats.floors.growth_strata`, the same as its :class:`MemoryClass`'s growth):
+    its floors (``floors``: :data:`MIN_FLOORS` or more), every point of a flat series
+    (``flat``), else the stretches between drops (``series``: the rate between drops);
     ``too-few`` (nothing to fit, ``why`` says what is missing) below :data:`MIN_POINTS`
     positions or for a bounded series with fewer than :data:`MIN_FLOORS` floors; ``none``
-    without the series. ``rate``: the rate between drops (units per token, 0 when unknown); ``points``:
-    the series' positions."""
+    without the series. ``rate``: the rate between drops (units per token, 0 when unknown);
+    ``points``: the series' positions."""
     mem = memory_of(cell, warmup)
     s, mc = mem.series.get(series), mem.classes.get(series)
     if s is None or mc is None:
         return FitPoints(np.array([]), np.array([]), "none", 0.0, [], 0)
+    basis, strata, res, why = growth_strata(mc, s.t, s.y)
+    if basis == "too-few":
+        return FitPoints(np.array([]), np.array([]), "too-few", 0.0, [], mc.points, why=why)
     rate = max(mc.rate or 0.0, 0.0)
-    if mc.kind == "too-few-samples":
-        return FitPoints(np.array([]), np.array([]), "too-few", 0.0, [], mc.points, why=too_few(mc.points))
-    if mc.max <= mc.first:
-        return FitPoints(s.t, s.y, "flat", rate, [], mc.points, 0.0 if np.all(s.y == s.y[0]) else mc.series_slope)
-    if len(mc.floors) >= MIN_FLOORS:
-        return FitPoints(np.array([f[0] for f in mc.floors]), np.array([f[1] for f in mc.floors]), "floors", rate,
-                         mc.events, mc.points, mc.floor_slope)
-    if mc.kind == "bounded":  # brought back by too few collections to fit floors: no growth slope
-        return FitPoints(np.array([]), np.array([]), "too-few", 0.0, [], mc.points,
-                         why=too_few(len(mc.floors), MIN_FLOORS, "floors"))
-    return FitPoints(s.t, s.y, "series", rate, mc.events, mc.points, mc.rate)
+    x, y = (strata[0] if basis == "floors" else (s.t, s.y))
+    return FitPoints(np.asarray(x, float), np.asarray(y, float), basis, rate, [] if basis == "flat" else mc.events,
+                     mc.points, mc.growth_per_token, strata=strata, res=res)

@@ -17,9 +17,10 @@ Three kinds of metric (:data:`TOKEN_METRICS`, :func:`metric_kind`):
                no interval ("n=1: no interval") and no difference is called significant from it.
     ``slope``  growth per token (``live_bind_groups_growth_per_token``,
                ``rss_growth_bytes_per_token_<type>``): the slope of the series' floors after
-               collections (harness/stats/memory.py; a series that never rose is fitted whole,
-               one with fewer than two collections within its stretches between them: the rate
-               between collections), one Theil–Sen fit over the group's repetitions using pairs
+               its drops (harness/stats/floors.py ``growth_strata``: 3 floors or more; a flat
+               series is fitted whole, one with fewer floors within its stretches between drops:
+               the rate between drops; the same fit as each cell's own growth in
+               memory_series.csv), one Theil–Sen fit over the group's repetitions using pairs
                within a repetition (or stretch) only, so offsets between contexts don't count
                as growth; CI from Sen's method, widened to at least one token's growth over the
                floors' span (where in a token a collection lands moves a floor).

@@ -99,7 +99,7 @@ def write_memory_series(out_dir: Path, rows: list[dict]) -> Path:
     from harness.stats.workloads.memory import COLUMNS
 
     path = Path(out_dir) / "memory_series.csv"
-    _write_csv(path, COLUMNS, rows)
+    _write_csv(path, COLUMNS, [{**r, "reason": F.reason(r)} for r in rows])
     return path
 
 

@@ -23,12 +23,16 @@ from harness.stats.workloads import bind_group_cache
 #: memory_series.csv columns, in order.
 COLUMNS = ["cell", "group", "series", "unit", "class", "points", "first", "last", "max", "events", "forced_events",
            "floors", "floor_slope", "floor_ci_low", "floor_ci_high", "rate_between_collections", "series_slope",
-           "budget_bytes", "projected_tokens_to_budget", "projection_slope", "projection_basis", "reason"]
+           "budget_bytes", "projected_tokens_to_budget", "projection_slope", "projection_basis", "reason",
+           "growth_per_token", "growth_ci_low", "growth_ci_high", "growth_basis", "collection_events", "falls"]
 
 
 def rows(run, budget_bytes: float | None = None) -> list[dict]:
     """One dict per ok cell × memory series (:data:`COLUMNS`); byte series growing or retained
-    are projected to ``budget_bytes`` (``--memory-budget``)."""
+    are projected to ``budget_bytes`` (``--memory-budget``). ``growth_*``: the cell's one growth
+    estimate (:attr:`harness.stats.floors.MemoryClass.growth_per_token`; a group's, pooled over
+    repetitions, is stats.csv's); ``reason``: in plain numbers, ``reason_template`` +
+    ``reason_values`` for the report's formatter (harness/report/format.py ``reason``)."""
     budget = budget_bytes
     out = []
     for c in run.cells:
@@ -46,7 +50,12 @@ def rows(run, budget_bytes: float | None = None) -> list[dict]:
                         "budget_bytes": p["budget_bytes"], "projected_tokens_to_budget": p["tokens"],
                         "projection_slope": p["slope"] if p["tokens"] is not None else None,
                         "projection_basis": p["which"] if p["tokens"] is not None else p["why"],
-                        "reason": mc.reason})
+                        "reason": mc.reason_text(), "reason_template": mc.reason, "reason_values": mc.reason_values,
+                        "growth_per_token": mc.growth_per_token, "growth_ci_low": mc.growth_low,
+                        "growth_ci_high": mc.growth_high, "growth_basis": mc.growth_basis or None,
+                        "growth_why": mc.growth_why, "collection_events": " ".join(f"{e:g}" for e in mc.collections),
+                        "n_collections": len(mc.collections), "falls": " ".join(f"{e:g}" for e in mc.falls),
+                        "n_falls": len(mc.falls), "n_forced": len(mc.forced)})
     return out
 
 

@@ -116,9 +116,29 @@ def budget_projection_words(p: dict | None) -> str | None:
     return f"near token {p['token']:,.0f} (projected {p['basis']} from {p['floors']} floors)"
 
 
+def collection_events(steps: pd.DataFrame, warmup: int = 1) -> dict:
+    """The collection events of one cell's steps (ordered by step): steps in which the worker saw
+    bind groups freed (its ``bind_groups_collected`` rose; :func:`harness.stats.memory.collections`,
+    the one definition), counted over the steps the memory series cover (``step >= warmup``,
+    as the Memory section's "collection events") and, apart, in the warm-up: ``{"gc_events",
+    "gc_events_warmup", "per_event", "per_event_median", "per_event_min", "per_event_max"}``
+    (bind groups freed per event after the warm-up: mean, median and range — a mean alone hides
+    a split such as 16 and 8,278)."""
+    rose = collections(steps, "bind_groups_collected")
+    at = steps.loc[rose.index, "step"] if len(rose) else pd.Series(dtype=float)
+    after = rose[(at >= warmup).to_numpy()] if len(rose) else rose
+    out = {"gc_events": int(len(after)), "gc_events_warmup": int(len(rose) - len(after)),
+           "per_event": None, "per_event_median": None, "per_event_min": None, "per_event_max": None}
+    if len(after):
+        out.update(per_event=float(after.mean()), per_event_median=float(after.median()),
+                   per_event_min=float(after.min()), per_event_max=float(after.max()))
+    return out
+
+
 def retention_rows(tables, run=None) -> list[dict]:
     """One dict per cell with steps: its summary ``row``, createBindGroup per token, live max/end,
-    collection events and bind groups collected per event, modeled native bytes max (emulated
+    collection events and bind groups collected per event (:func:`collection_events`), content
+    RSS samples behind its max (``rss_samples``), modeled native bytes max (emulated
     only), content RSS max, would-be-killed token and budget, and the modeled projection to the
     budget (:func:`modeled_projection`; ``run``: the :class:`harness.stats.run.RunStats`)."""
     s, st = tables.summary, tables.steps
@@ -129,14 +149,15 @@ def retention_rows(tables, run=None) -> list[dict]:
     for _, row in cells.iterrows():
         c = st[st["cell"] == row["cell"]].sort_values("step")
         emulated = row["webgpu"] == "emulated" and c["modeled_native_bytes"].notna().any()
-        events = collections(c, "bind_groups_collected")  # the worker's GC events (harness/stats/memory.py)
+        ev = collection_events(c, warmup)
         rows.append({
             "cell": row["cell"], "row": row.to_dict(), "emulated": bool(emulated),
             "bg_per_token": c["create_bind_group"].iloc[1:].median() if len(c) > 1 else None,
             "live_max": row.get("live_bind_groups_max"), "live_end": row.get("live_bind_groups_end"),
-            "gc_events": int(len(events)), "per_event": float(events.mean()) if len(events) else None,
+            **ev,
             "modeled_max": row.get("modeled_native_bytes_max") if emulated else None,
-            "rss_max": row.get("content_rss_bytes_max"), "killed": row.get("would_be_killed_at_token"),
+            "rss_max": row.get("content_rss_bytes_max"), "rss_samples": row.get("content_rss_samples"),
+            "killed": row.get("would_be_killed_at_token"),
             "budget": row.get("memory_budget_bytes"), "budget_counted_max": row.get("memory_budget_counted_bytes_max"),
             "budget_reading": budget_reading(row.get("would_be_killed_at_token"),
                                              row.get("memory_budget_counted_bytes_max"), row.get("memory_budget_bytes")),

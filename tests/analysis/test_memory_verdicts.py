@@ -1,0 +1,166 @@
+"""Each memory statement matches its samples, on a real run whose statements did not (tests/analysis/
+kept-runs/default-suite-chromium-webkit: `make run` on Chromium and WebKitGTK, see its COMMAND) and
+on the recorded runs: one class and one growth estimate per cell × series, the same in the findings,
+stats.csv, the Memory section and memory_series.csv; verbs and "includes 0" that follow the
+interval; collection events and falls counted apart; a max from few samples saying so. No browser,
+nothing mocked: the recorded samples are analysed and the files written from them are read back."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pytest
+
+from harness import pipeline
+from harness.report.finding import quantity
+from harness.report.memory_findings import trend_word
+
+HERE = Path(__file__).resolve().parent
+RUN = HERE / "kept-runs" / "default-suite-chromium-webkit"
+FRESH, REUSE = "chromium.decode-loop.fresh.ort-field-1.7b.r0", "chromium.decode-loop.reuse.ort-field-1.7b.r0"
+WK_FRESH = "webkit.decode-loop.fresh.ort-field-1.7b.r0"
+RECORDED = ["chromium-decode-loop", "mixed-decode-loop", "webkit-gc-retention", "webkit-decode-loop"]
+
+
+@pytest.fixture(scope="module")
+def analysis(tmp_path_factory):
+    a, _ = pipeline.analyse_and_write(RUN, out_dir=tmp_path_factory.mktemp("default-suite"))
+    return a
+
+
+def _series_csv(a) -> dict[tuple[str, str], dict]:
+    with (a.out_dir / "memory_series.csv").open(encoding="utf-8") as fh:
+        return {(r["cell"], r["series"]): r for r in csv.DictReader(fh)}
+
+
+def _stats_csv(a) -> dict[tuple[str, str], dict]:
+    with (a.out_dir / "stats.csv").open(encoding="utf-8") as fh:
+        return {(r["group"], r["metric"]): r for r in csv.DictReader(fh)}
+
+
+def test_a_js_heap_sawtooth_is_not_called_flat(analysis):
+    rows = _series_csv(analysis)
+    heap = rows[(FRESH, "js_heap_bytes")]
+    # the samples: 1,629,652 B first, 3,106,060 B max, 1,390,060 B last, collected every 2-4 tokens
+    assert (float(heap["first"]), float(heap["max"]), float(heap["last"])) == (1_629_652, 3_106_060, 1_390_060)
+    assert heap["class"] == "growing-until-collected", heap["reason"]
+    assert len(heap["falls"].split()) == 16 and heap["collection_events"] == ""   # the heap has no collected counter
+    assert "never rose" not in heap["reason"] and "brought it back to 1.33 MiB" in heap["reason"]
+    # the classification of memory_series.csv is the one the findings and the Memory section print
+    said = next(f.text() for f in analysis.findings if f.text().startswith("Worker JS heap used"))
+    assert said == "Worker JS heap used (CDP, measured): fresh growing until collected; reuse bounded."
+    assert not any("worker JS heap" in f.text() for f in analysis.findings if f.text().startswith("Flat"))
+    html = (analysis.out_dir / "report.html").read_text(encoding="utf-8")
+    assert re.search(r"worker JS heap used \(CDP, measured\)</td><td class=\"l\">growing-until-collected", html)
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_flat_only_where_the_samples_are_flat(name, tmp_path):
+    a, _ = pipeline.analyse_and_write(HERE / "runs" / name, out_dir=tmp_path)
+    flat = [r for r in _series_csv(a).values() if r["class"] == "flat"]
+    assert flat
+    for r in flat:
+        assert r["events"] == "" and r["falls"] == "", r
+        if "never rose above its first value" in r["reason"]:
+            assert float(r["max"]) <= float(r["first"]), r
+
+
+def test_interval_words_follow_the_interval_and_bytes_use_the_formatter(analysis):
+    rows = _series_csv(analysis)
+    browser = rows[(FRESH, "rss_bytes_browser")]
+    # -138 KiB/token [-140, -136]: floors that fall, never "95% CI includes 0"
+    assert (float(browser["floor_ci_low"]), float(browser["floor_ci_high"])) == (-143_360, -139_264)
+    assert "floor slope -138 KiB/token [-140 KiB/token, -136 KiB/token], floors fall; max 208 MiB" in browser["reason"]
+    for r in rows.values():
+        assert not re.search(r"\de[+-]\d", r["reason"]), r["reason"]        # no 1.413e+05, 2.182e+08
+        if "95% CI includes 0" in r["reason"] and r["floor_ci_low"]:
+            assert float(r["floor_ci_low"]) <= 0 <= float(r["floor_ci_high"]), r
+        if "floors fall" in r["reason"]:
+            assert float(r["floor_ci_high"]) < 0, r
+
+
+def test_a_verb_per_variant_from_its_own_interval(analysis):
+    gpu = next(f for f in analysis.findings if f.text().startswith("GPU process RSS"))
+    assert gpu.text() == ("GPU process RSS (gpu-process), growth per token: fresh no trend stated 35.6 KiB/token "
+                          "[-145 KiB/token, 120 KiB/token] (95% CI includes 0); reuse falls -163 KiB/token "
+                          "[-562 KiB/token, -33.3 KiB/token].")
+    checked = 0
+    for f in analysis.findings:
+        if f.kind != "memory_growth":
+            continue
+        for k, part in enumerate(f.parts):
+            if isinstance(part, str) or k == 0:
+                continue
+            before = f.parts[k - 1]
+            if "series" in (part.basis or "").split("+"):  # < 3 floors: written as a rate, no verb before it
+                assert not before.endswith(("rises ", "falls ")) and "between collections" in quantity(part), (before, part)
+                continue
+            if trend_word(part) in ("rises", "falls"):
+                assert before.endswith(trend_word(part) + " "), (before, part)
+                checked += 1
+            assert not (before.endswith("rises ") and part.value <= 0), (before, part)
+            assert not (before.endswith("falls ") and part.value >= 0), (before, part)
+    assert checked == 2   # renderer and GPU process reuse fall (WebKit's modeled bytes: 1 floor, a rate between collections)
+
+
+def test_one_estimate_per_cell_and_series_in_every_file(analysis):
+    rows, stats = _series_csv(analysis), _stats_csv(analysis)
+    pairs = [("rss_growth_bytes_per_token_gpu-process", "rss_bytes_gpu-process"),
+             ("js_heap_growth_bytes_per_token", "js_heap_bytes"),
+             ("rss_growth_bytes_per_token_renderer", "rss_bytes_renderer"),
+             ("live_bind_groups_growth_per_token", "bind_groups_live")]
+    checked = 0
+    for key, g in analysis.stats.groups.items():
+        if len(g.cells) != 1:
+            continue
+        for metric, series in pairs:
+            e, r = g.metrics.get(metric), rows.get((g.cells[0], series))
+            if e is None or r is None or e.value is None:
+                continue
+            # one repetition: the group's estimate is the cell's, to the last digit, in every file
+            assert (e.value, e.ci_low, e.ci_high) == (float(r["growth_per_token"]), float(r["growth_ci_low"]),
+                                                      float(r["growth_ci_high"])), (key.label, metric)
+            s = stats[(key.label, metric)]
+            assert (float(s["value"]), float(s["ci_low"]), float(s["ci_high"])) == (e.value, e.ci_low, e.ci_high)
+            checked += 1
+    assert checked >= 6
+    reuse = rows[(REUSE, "rss_bytes_gpu-process")]
+    assert (float(reuse["growth_per_token"]), float(reuse["growth_ci_low"]), float(reuse["growth_ci_high"])) == (
+        pytest.approx(-167_045.57, abs=0.01), pytest.approx(-575_618.72, abs=0.01), pytest.approx(-34_133.33, abs=0.01))
+    fresh = rows[(FRESH, "rss_bytes_gpu-process")]
+    # it never rose above its first value but fell 3 times: its real floor slope, not 0 [0, 0]
+    assert fresh["growth_basis"] == "floors" and float(fresh["floor_slope"]) == float(fresh["growth_per_token"]) != 0
+
+
+def test_repetitions_pooled_are_said_where_they_are(tmp_path):
+    a, _ = pipeline.analyse_and_write(HERE / "runs" / "mixed-decode-loop", out_dir=tmp_path)
+    growth = [f.text() for f in a.findings if f.kind == "memory_growth" and "growth per token:" in f.text()]
+    assert growth and all("(pooled over 2 repetitions)" in t for t in growth)
+
+
+def test_collection_events_and_falls_counted_once_and_apart(analysis):
+    rows = _series_csv(analysis)
+    ret = {r["cell"]: r for r in analysis.workloads["retention"]["rows"]}
+    # steps.csv: WebKit collected 16 bind groups in the warm-up step and 8,278 at step 25
+    wk = ret[WK_FRESH]
+    assert (wk["gc_events"], wk["gc_events_warmup"], wk["per_event_median"], wk["per_event_max"]) == (1, 1, 8278, 8278)
+    assert len(rows[(WK_FRESH, "bind_groups_live")]["collection_events"].split()) == wk["gc_events"]
+    cr = ret[FRESH]
+    bg = rows[(FRESH, "bind_groups_live")]
+    assert (cr["gc_events"], cr["gc_events_warmup"]) == (25, 1)
+    assert len(bg["collection_events"].split()) == 25 and len(bg["falls"].split()) == 23
+    assert (cr["per_event_min"], cr["per_event_median"], cr["per_event_max"]) == (318, 957, 1295)
+    html = (analysis.out_dir / "report.html").read_text(encoding="utf-8")
+    assert "<td>25 (+1 in the warm-up)</td>\n<td>957 (318–1,295)</td>" in html
+    assert "<td>1 (+1 in the warm-up)</td>\n<td>8,278</td>" in html
+
+
+def test_a_max_from_fewer_than_3_samples_says_how_many(analysis):
+    s = analysis.tables.summary.set_index("cell")
+    assert s.loc[WK_FRESH, "content_rss_samples"] == 1 and s.loc[FRESH, "content_rss_samples"] == 24
+    assert round(s.loc[WK_FRESH, "content_rss_bytes_max"] / 2**20, 1) == 315.4
+    html = (analysis.out_dir / "report.html").read_text(encoding="utf-8")
+    assert html.count("315.4 (n=1)") == 2           # the cells table and the retention table
+    assert "167.3 (n=" not in html                   # Chromium's max rests on 24 rounds
