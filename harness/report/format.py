@@ -9,9 +9,8 @@ significant digits, whole numbers with thousands separators from 1,000 up (10,00
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
-
-import pandas as pd
 
 from harness.stats.provenance import DRIVEN_BY, provenance  # noqa: F401 (where a number came from, in words)
 
@@ -20,8 +19,10 @@ _BINARY = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 
 
 def missing(v: Any) -> bool:
-    """True for None, NaN and pandas' NA."""
-    if v is None or v is pd.NA:
+    """True for None, NaN and pandas' NA (pandas is not imported here: the command line's
+    validation formats budget messages before pandas loads, harness/cli/)."""
+    pd = sys.modules.get("pandas")
+    if v is None or (pd is not None and v is pd.NA):
         return True
     try:
         return bool(v != v)  # NaN

@@ -21,7 +21,7 @@ _WHERE = {
                      "STEP_SLOPES", "TOKEN_METRICS", "default_stat", "deterministic", "metric_kind", "metric_unit",
                      "valid_metric_names"), "metrics"),
     **dict.fromkeys(("Difference", "Estimate", "GroupStats", "RunStats", "available_metrics", "clean", "compute",
-                     "difference", "estimate"), "run"),
+                     "difference", "estimate", "holm"), "run"),
 }
 
 __all__ = list(_WHERE)

@@ -63,6 +63,10 @@ class Difference:
     #: what ``significant`` rests on, or what is missing: "1 repetition: within-run only", "2 + 2
     #: repetitions, Welch's t over per-repetition medians", "exact", "too few samples (n=4; needs 10 on each side)"
     evidence: str = ""
+    #: Welch's two-sided p-value behind a measured quantity's verdict (None elsewhere); the
+    #: verdicts of one run's or one comparison's measured differences are corrected together by
+    #: Holm's step-down procedure (:func:`holm`)
+    p_value: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict (non-finite numbers as ``None``)."""
@@ -102,7 +106,7 @@ def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, wa
         return None
     d = eb.value - ea.value
     rel = _rel(eb.value, ea.value)
-    lo = hi = rlo = rhi = None
+    lo = hi = rlo = rhi = pv = None
     how = "none"
     if kind == "token":
         xa = np.concatenate([token_values(c, metric, warmup) for c in a_cells])
@@ -136,9 +140,11 @@ def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, wa
         elif stat == "mean" and len(va) >= 2 and len(vb) >= 2:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # near-constant repetitions: precision-loss warning
-                ci = sps.ttest_ind(vb, va, equal_var=False).confidence_interval(confidence)
+                t = sps.ttest_ind(vb, va, equal_var=False)
+                ci = t.confidence_interval(confidence)
             if math.isfinite(ci.low) and math.isfinite(ci.high):
                 lo, hi, how = float(ci.low), float(ci.high), "welch-t"
+                pv = float(t.pvalue) if math.isfinite(t.pvalue) else None
         if lo is not None and ea.value != 0:
             rlo, rhi = lo / abs(ea.value), hi / abs(ea.value)
     else:
@@ -151,6 +157,9 @@ def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, wa
     out = Difference(metric, metric_unit(metric), stat, a_label, b_label, ea.value, eb.value, d, lo, hi,
                      rel, rlo, rhi, how, None, ea.n_reps, eb.n_reps)
     significance(out, ea, eb, confidence)
+    if out.significant is not None and how == "welch-t":
+        out.p_value = pv
+    not_compared_when_emulated(out, a_cells, b_cells)
     return out
 
 
@@ -222,7 +231,8 @@ def _significance(d: Difference, ea: Estimate, eb: Estimate, confidence: float) 
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # near-constant repetitions: precision-loss warning
-        ci = sps.ttest_ind(vb, va, equal_var=False).confidence_interval(confidence)
+        t = sps.ttest_ind(vb, va, equal_var=False)
+        ci = t.confidence_interval(confidence)
     if not (math.isfinite(ci.low) and math.isfinite(ci.high)) or ci.low == ci.high:
         d.evidence = (f"{len(va)} + {len(vb)} repetitions: no spread between them: within-run interval only, "
                       "not decided" if d.diff_low is not None else
@@ -230,6 +240,49 @@ def _significance(d: Difference, ea: Estimate, eb: Estimate, confidence: float) 
         return
     d.reps_low, d.reps_high = float(ci.low), float(ci.high)
     d.significant = bool(ci.low > 0 or ci.high < 0)
+    d.p_value = float(t.pvalue) if math.isfinite(t.pvalue) else None
     d.evidence = f"{len(va)} + {len(vb)} repetitions, Welch's t over {what}"
+
+
+#: Times measured on emulated WebGPU are the emulation's JavaScript, not a GPU's: never compared
+TIME_METRICS = ("ms_per_token", "cpu_ms_per_token")
+TIME_PREFIXES = ("us_per_dispatch_", "sync_us_")
+
+
+def is_time(metric: str) -> bool:
+    """Whether ``metric`` is a time (ms per token, µs per dispatch or per sync)."""
+    return metric in TIME_METRICS or metric.startswith(TIME_PREFIXES)
+
+
+def not_compared_when_emulated(d: Difference, a_cells: list, b_cells: list) -> None:
+    """A time difference where either side ran on emulated WebGPU (harness/stats/cells.py
+    ``env["webgpu"]``): no verdict, the evidence says why (README: emulated times "are not
+    comparable with anything")."""
+    if is_time(d.metric) and any((c.env or {}).get("webgpu") == "emulated" for c in (*a_cells, *b_cells)):
+        d.significant, d.p_value = None, None
+        d.evidence = "emulated WebGPU: its times are the emulation's JavaScript, not a GPU's: not compared"
+
+
+def holm(diffs: list[Difference], alpha: float = 1 - CONFIDENCE) -> None:
+    """Holm's step-down correction (Holm 1979, "A simple sequentially rejective multiple test
+    procedure", Scand. J. Statist. 6:65-70) over the measured differences of one run or one
+    comparison that carry a Welch p-value: sorted by p, the i-th smallest of m stays significant
+    only while p ≤ alpha / (m − i + 1). Tried on 20 A/A comparisons (benchmarks/aa_significance.py),
+    uncorrected Welch at 2 + 2 repetitions called about one metric in twenty "significant" each
+    time; many metrics per comparison made one such call likely in every A/A compare. Each
+    corrected verdict's evidence says over how many it was corrected."""
+    tested = sorted((d for d in diffs if d.p_value is not None), key=lambda d: d.p_value)
+    m = len(tested)
+    if m < 2:
+        return
+    still = True
+    for i, d in enumerate(tested):
+        limit = alpha / (m - i)
+        still = still and d.p_value <= limit
+        if d.significant and not still:
+            d.significant = False
+            d.evidence += f"; not significant after Holm's correction over {m} measured differences (p={d.p_value:.2g})"
+        elif d.significant:
+            d.evidence += f"; significant after Holm's correction over {m} measured differences (p={d.p_value:.2g})"
 
 

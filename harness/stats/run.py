@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 
 from harness.stats.cells import DEFAULT_WARMUP, CellData, GroupKey, cells_of, groups_of, list_split, parts_of
-from harness.stats.differences import Difference, difference
+from harness.stats.differences import Difference, difference, holm  # noqa: F401 (holm: the package's API)
 from harness.stats.estimates import Estimate, clean, estimate  # noqa: F401 (the package's API)
 from harness.stats.estimators import CONFIDENCE, MIN_TOKENS, N_RESAMPLES, SEED, SUBSAMPLE_TOKENS
 from harness.stats.metrics import (CELL_STEP_METRICS, HEADLINE, NOT_TOKENS, OTHER_METRICS, STEP_SLOPES,
@@ -213,4 +213,5 @@ def compute(tables, warmup: int = DEFAULT_WARMUP, metrics: list[str] | None = No
                                        ea=groups[ka].metrics[m], eb=groups[kb].metrics[m])
                         if d is not None:
                             diffs.append(d)
+        holm(diffs)  # one run's measured verdicts corrected together
     return RunStats(warmup, confidence, groups, diffs, cells, parts=parts, split=split)

@@ -32,7 +32,7 @@ STATS_COLUMNS = ["group", "machine", "browser", "workload", "variant", "profile"
                  "browser_version", "adapter", "webgpu", "params", "basis", "floors"]
 DIFF_COLUMNS = ["metric", "unit", "stat", "a", "b", "a_value", "b_value", "diff", "diff_low", "diff_high",
                 "rel", "rel_low", "rel_high", "ci_method", "significant", "reps_a", "reps_b", "reps_low", "reps_high",
-                "evidence"]
+                "evidence", "p_value"]
 
 
 def _with_spread(run: S.RunStats, g) -> list:

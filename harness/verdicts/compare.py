@@ -150,6 +150,7 @@ def compare(a_tables, b_tables, a_name: str = "A", b_name: str = "B", warmup: in
         pdiff = params_differences(ga.key, gb.key)
         label = gb.key.label + (f" [parameters {'; '.join(pdiff)}]" if pdiff else "")
         matches.append(Match(label, ga, gb, env_differences(ga, gb), diffs, pdiff))
+    S.holm([d for m in matches for d in m.differences])  # the comparison's measured verdicts, corrected together
     used_a, used_b = {m for m, _ in common}, {m for _, m in common}
     return Comparison(str(a_dir), str(b_dir), a_name, b_name,
                       sa, sb, matches,
