@@ -176,6 +176,26 @@ def check_script(path: Path | None) -> Path | None:
     return path.resolve()
 
 
+def app_browsers() -> list[str]:
+    """The ``--browser`` names ``app`` accepts: every family that can open a web page (not dawn:
+    native Dawn in Node has no page, ``opens_web_apps = False``)."""
+    from harness.drive.registry import BROWSERS
+
+    return [b for b, family in BROWSERS.items() if getattr(family, "opens_web_apps", True)]
+
+
+def check_app_browsers(values: Iterable[str] | None) -> None:
+    """Raise :class:`PlanError` when a ``--browser`` given to ``app`` cannot open a web app
+    (dawn), naming the valid ones; unknown names are left to :func:`harness.plan.resolve_browsers`."""
+    from harness.drive.registry import BROWSERS
+
+    valid = app_browsers()
+    for b in split_names(values, "--browser") if values is not None else []:
+        if b in BROWSERS and b not in valid:
+            raise PlanError(f"--browser {b} cannot open a web app (no page: native Dawn in Node); "
+                            f"valid for app: {', '.join(valid)}")
+
+
 def resolve_inject(values: Iterable[str] | None, browsers: list[str]) -> dict[str, list[str]]:
     """``--inject auto|cdp|proxy`` (comma-separated, repeatable) → the paths of each browser.
     ``auto`` is ``cdp`` for Chromium and ``proxy`` for the others. Raises :class:`PlanError`

@@ -21,10 +21,9 @@ from typer.core import TyperCommand
 
 from harness import app_plan as A
 from harness import plan as P
-from harness.cli.common import (bad_input, disk_errors, end_on_full_disk, err, exit_on_outcome, finish, output_default,
-                                require_measure_extra, runs_dir, say, timestamped)
+from harness.cli.common import (bad_input, disk_errors, end_on_full_disk, err, exit_on_outcome, finish, installed_browsers,
+                                output_default, require_measure_extra, runs_dir, say, timestamped)
 from harness.cli.run import done_line, execute, sigterm_as_interrupt
-from harness.drive.registry import BROWSERS
 
 #: ``ctx.meta`` key of the page actions in command-line order (:class:`AppCommand`).
 ACTIONS_KEY = "webgpu_harness.app.actions"
@@ -74,11 +73,12 @@ def build_plan(*, urls, browser, inject, step_on, webgpu, emulation_option, step
     A.check_positive(action_timeout, "--action-timeout")
     P.check_range(repeat, 1, 1000, "--repeat")
     P.check_range(memory_interval_ms, 10, 3_600_000, "--memory-interval-ms")
-    budget_bytes = P.parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
+    budget_bytes = P.parse_memory_budget(memory_budget)
     limits = P.sample_limits(sample_limit)
     acts = A.parse_actions(actions)
     script_path = A.check_script(script)
     run_dir = P.check_new_run_dir(output or timestamped(runs_dir()))
+    A.check_app_browsers(browser)
     browsers = P.resolve_browsers(browser, browser_path)
     plan = A.AppPlan(browsers=browsers, workloads=[], variants={}, profiles={}, repeat=repeat, headed=headed,
                      browser_path=browser_path, browser_args=list(browser_arg or []),
@@ -94,7 +94,7 @@ def build_plan(*, urls, browser, inject, step_on, webgpu, emulation_option, step
 def app(
     ctx: typer.Context,
     urls: List[str] = typer.Argument(..., metavar="URL", help="The app's URL (http:// or https://), or NAME=URL; several apps are measured one after the other (cells app × browser × path × repetition; NAME, by default the last part of the URL's path, is the cells' variant)."),
-    browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s), comma-separated: {', '.join(BROWSERS)}. Default: every one installed."),
+    browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s), comma-separated: {', '.join(A.app_browsers())}. Default: every one installed, here {installed_browsers()}."),
     inject: Optional[List[str]] = typer.Option(None, "--inject", help="How the probes get in: auto (cdp for Chromium, proxy for the others), cdp (Chromium: DevTools init script + Fetch interception; the app keeps its origin), proxy (a recording reverse proxy on loopback, any browser). Comma-separated to cross-check: --inject cdp,proxy."),
     step_on: str = typer.Option("mapAsync", "--step-on", help="Where a step ends: mapAsync (each resolved GPUBuffer.mapAsync: one per token for a decoder reading logits back), mapAsync:N, mark:NAME (performance.mark), console:REGEX (a console message), interval:MS (every MS ms while a GPUDevice exists; needs --steps or --duration, since such steps never stop)."),
     webgpu: str = typer.Option("auto", "--webgpu", help="auto: the browser's WebGPU, emulated where it has none (WebKitGTK); real: never emulate; emulated: always the JS emulation (modeled native memory)."),
@@ -115,7 +115,7 @@ def app(
     browser_arg: Optional[List[str]] = typer.Option(None, "--browser-arg", help="Extra browser command-line flag (repeatable)."),
     without_flag: Optional[List[str]] = typer.Option(None, "--without-flag", help="Drop one of the driver's default flags (repeatable)."),
     memory_interval_ms: int = typer.Option(250, "--memory-interval-ms", help="Period of the per-process RSS/USS sampler (ms)."),
-    memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the step at which the content process would exceed it."),
+    memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 3GB: mark the step at which the content process would exceed it. Default 2048MB: iOS killed the page at ~2 GB in the onnxruntime field report. 'none': no budget."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/app/*: bind_groups_per_token <= 30') or a .toml file of them (repeatable); exit 1 when one fails."),
     allow_skipped: bool = typer.Option(False, "--allow-skipped", help="Exit 0 even when every cell was skipped (no realm made a GPUDevice); without it such a run exits 1, as for run."),
     sample_limit: Optional[List[str]] = typer.Option(None, "--sample-limit", help="Raise (or lower) a cap on what the app's pages and workers may post, KEY=VALUE (repeatable); KEY is realm. or cell. and samples-per-s, bytes-per-s, samples or bytes. Defaults per realm 2000 samples/s, 8 MiB/s, 1,000,000 samples, 1 GiB; per cell twice that. Samples over a cap are refused and the cell ends incomplete, saying so."),

@@ -121,8 +121,10 @@ def print_summary(analysis) -> None:
         say(f"  {r['cell']}: {r['status']}: {r['reason']}")
     for line in getattr(analysis, "measurement", []):
         say(f"  {line.replace('`', '')}")
-    for f in getattr(analysis, "findings", []):  # what --gc-checkpoints asked for and what was done
-        if f.kind == "gc_checkpoints":
+    # what --gc-checkpoints asked for and what was done; whether --memory-budget (default: iOS's
+    # ~2 GB kill) was passed, or how near it came
+    for f in getattr(analysis, "findings", []):
+        if f.kind in ("gc_checkpoints", "memory_budget"):
             say(f"  {f.text()}")
 
 

@@ -23,7 +23,7 @@ from harness import plan as P
 from harness import reach as reach_plan
 from harness.cli import options as O
 from harness.cli.common import (bad_input, console, disk_errors, end_on_full_disk, err, exit_on_outcome, finish,
-                                output_default, require_measure_extra, runs_dir, say, timestamped)
+                                installed_browsers, output_default, require_measure_extra, runs_dir, say, timestamped)
 from harness.drive.registry import BROWSERS
 
 
@@ -209,7 +209,7 @@ def auto_sampler(auto_sample: Optional[str], timeout: Optional[str]) -> Optional
 
 
 def run(
-    browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s) to run, comma-separated: {', '.join(BROWSERS)}. Default: every one installed."),
+    browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s) to run, comma-separated: {', '.join(BROWSERS)}. Default: every one installed, here {installed_browsers()} (dawn only when named)."),
     workload: Optional[List[str]] = O.WORKLOAD,
     variant: Optional[List[str]] = O.VARIANT,
     profile: Optional[str] = O.PROFILE,
