@@ -108,6 +108,8 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
         notes += [f"⚑ {m.label}: environment differs: {'; '.join(m.env_differs)}" for m in c.matches if m.env_differs]
         if c.only_a or c.only_b:
             notes.append(f"unmatched: only in A: {', '.join(c.only_a) or 'none'}; only in B: {', '.join(c.only_b) or 'none'}")
+        notes += [f"`{label}`: {side}: {how}" for side, failed in (("B", c.failed_b), ("A", c.failed_a))
+                  for label, how in failed.items()]
         return Analysis(run_dir, out, t, c.b_stats, results, comparison=c, baseline_dir=Path(baseline), notes=notes,
                         findings=FD.compare_findings(c))
     run = S.compute(t, warmup)

@@ -273,5 +273,8 @@ def print_comparison(c) -> None:
     for what, labels in (("only in A", c.only_a), ("only in B", c.only_b)):
         if labels:
             say(f"  {what}: {', '.join(labels)}")
+    for side, failed in (("B", getattr(c, "failed_b", {})), ("A", getattr(c, "failed_a", {}))):
+        for label, how in failed.items():  # run in both, but no cell of one side ended ok
+            say(f"  {label}: {side}: {how}")
     n = sum(1 for d in c.differences if d.significant)
     say(f"{n} significant difference(s)" if n else "no significant differences")

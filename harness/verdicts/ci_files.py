@@ -126,9 +126,17 @@ def junit_xml(results: list[BudgetResult], path: Path, suite: str = "webgpu-harn
     return Path(path)
 
 
-def findings_markdown(findings: list[Finding], budgets: list[BudgetResult]) -> list[str]:
+def findings_markdown(findings: list[Finding], budgets: list[BudgetResult],
+                      diffs: list[S.Difference] | None = None) -> list[str]:
     """Lines of summary.md's "Findings": budget badges, then per scope one bullet per finding
-    (numbers in bold, value [95% CI]), the same sentences as the report's first section."""
+    (value [95% CI]), the same sentences as the report's first section. Numbers are in bold but
+    a difference's (``ref`` field ``diff``/``rel``): bold only when that difference of ``diffs``
+    is significant, as in the Differences table (bold means significant)."""
+    significant = {(d.a, d.b, d.metric) for d in diffs or [] if d.significant}
+
+    def bold(n) -> bool:
+        r = n.ref or {}
+        return r.get("field") not in ("diff", "rel") or (r.get("a"), r.get("b"), r.get("metric")) in significant
     out = ["### Findings", ""]
     if budgets:
         icon = {"passed": "✅ pass", "failed": "❌ fail", "skipped": "⏭️ skip"}
@@ -139,7 +147,7 @@ def findings_markdown(findings: list[Finding], budgets: list[BudgetResult]) -> l
             scope = f.scope
             out += ["", f"**{scope}**", ""]
         flags = "".join(f" ⚑ _{fl}_" for fl in f.flags)
-        out.append(f"- {f.text(lambda n: '**' + quantity(n) + '**')}{flags}".replace("|", "/"))
+        out.append(f"- {f.text(lambda n: '**' + quantity(n) + '**' if bold(n) else quantity(n))}{flags}".replace("|", "/"))
     if not findings:
         out.append("No findings: no cell produced statistics.")
     return out + [""]
@@ -156,7 +164,7 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
     if notes:
         out.append("")
     if findings is not None:
-        out += findings_markdown(findings, budgets)
+        out += findings_markdown(findings, budgets, diffs)
     if budgets:
         fails = [b for b in budgets if b.status == "failed"]
         out += [f"### Budgets: {len(budgets) - len(fails)} of {len(budgets)} passed"
