@@ -43,6 +43,7 @@ from harness.store.runfolder import check_run_folder
 from harness.verdicts import budgets as B
 from harness.verdicts import ci_files
 from harness.verdicts.compare import Comparison, compare
+from harness.verdicts.crosscheck import inject_crosscheck
 from harness.verdicts.matching import check_common, run_names
 
 #: Files :func:`write` produces for a run folder, in the order they are written.
@@ -119,7 +120,7 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
              f"{(m.get('parameters') or {}).get('repeat', 1)} repetition(s)"]
     if m.get("auto_sample"):
         notes.append(f"auto-sample: {m['auto_sample']['reason']}")
-    measurement = measurement_notes(t.summary, m) + content_notes(t.memory)
+    measurement = measurement_notes(t.summary, m) + content_notes(t.memory) + inject_crosscheck(t.summary)
     notes += measurement
     notes += cell_notes(t)
     bands = {col: chart_bands(run, col) for col in ("create_bind_group", "bind_groups_live", "wall_ms")}
