@@ -34,6 +34,8 @@ from harness.process_types import content_notes
 from harness.report import render
 from harness.report import engines as E
 from harness.report import findings as FD
+from harness.report.finding import Inputs
+from harness.report.step_wording import in_steps, run_command, step_word
 from harness.stats.bands import Band, chart_bands
 from harness.stats.run import RunStats
 from harness.stats.workloads import compute_all
@@ -126,7 +128,8 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
     bands = {col: chart_bands(run, col) for col in ("create_bind_group", "bind_groups_live", "wall_ms")}
     workloads = compute_all(t, run)
     return Analysis(run_dir, out, t, run, results, workloads, bands, notes=notes,
-                    findings=FD.compute(t, run, workloads), engines=E.numbers(t, run), measurement=measurement)
+                    findings=in_steps(FD.compute(t, run, workloads), Inputs(t, run, workloads)), engines=E.numbers(t, run),
+                    measurement=measurement)
 
 
 def cell_notes(t: T.Tables, limit: int = 20) -> list[str]:
@@ -206,9 +209,11 @@ def _write_into(analysis: Analysis, out: Path) -> list[str]:
     paths["cycles.csv"] = out / "cycles.csv"
     (cycles if cycles is not None else pd.DataFrame(columns=CYCLE_COLUMNS)).to_csv(paths["cycles.csv"], index=False)
     paths["junit.xml"] = ci_files.junit_xml(analysis.budgets, out / "junit.xml")
+    m = analysis.tables.manifest
     paths["summary.md"] = ci_files.write_markdown(
-        ci_files.markdown("webgpu-harness run", analysis.stats, analysis.stats.differences, analysis.budgets,
-                          analysis.notes, findings=analysis.findings), out)
+        ci_files.markdown(f"webgpu-harness {run_command(m)}", analysis.stats, analysis.stats.differences,
+                          analysis.budgets, analysis.notes, findings=analysis.findings,
+                          step=step_word(analysis.tables.summary.get("workload", pd.Series(dtype=str)).unique())), out)
     paths["report.html"] = render.render(analysis, out, chart_bundle())
     return list(paths)
 

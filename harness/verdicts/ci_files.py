@@ -155,10 +155,11 @@ def findings_markdown(findings: list[Finding], budgets: list[BudgetResult],
 
 def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budgets: list[BudgetResult],
              notes: list[str] | None = None, metrics: list[str] | None = None,
-             findings: list[Finding] | None = None) -> str:
+             findings: list[Finding] | None = None, step: str = "token") -> str:
     """Markdown summary: notes, the findings (when given), a table of headline metrics per
     group (value [95% CI]), the differences (significant ones, and every ``ms_per_token`` one),
-    budget verdicts."""
+    budget verdicts. ``step``: what one step is (``token``; ``step`` for an app run, whose
+    ``*_per_token`` metrics are per step)."""
     out = [f"## {title}", ""]
     out += [f"- {n}" for n in notes or []]
     if notes:
@@ -176,8 +177,9 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
         out.append("")
     if run is not None and run.groups:
         metrics = metrics or [m for m in S.HEADLINE if any(m in g.metrics for g in run.groups.values())]
-        out += ["### Per configuration (value [95% CI]; per-token values after "
-                f"{run.warmup} warm-up token{'s' if run.warmup != 1 else ''})", "",
+        out += [f"### Per configuration (value [95% CI]; per-{step} values after "
+                f"{run.warmup} warm-up {step}{'s' if run.warmup != 1 else ''}"
+                + (": the *_per_token metrics are per step)" if step != "token" else ")"), "",
                 "| configuration | reps | " + " | ".join(metrics) + " |",
                 "| --- | --- | " + " | ".join("---" for _ in metrics) + " |"]
         for g in run.groups.values():
