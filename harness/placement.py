@@ -126,16 +126,18 @@ def place_steps(step_rows: list[dict], clocks: dict[str, CellClock]) -> dict[str
 
 def place_memory(memory: pd.DataFrame, spans: dict[str, TL.Spans]) -> None:
     """memory.csv's ``step``, ``step_pos`` and ``token`` by the time each sample was taken (its
-    ``time_s``); a cell without step times (an older run) keeps the ``token`` recorded with each
-    sample, carried forward."""
-    steps, pos, tokens = [], [], []
+    ``time_s``), and ``after_last_step`` (taken after the measured realm's last step ended: on no
+    step; empty without step times); a cell without step times (an older run) keeps the
+    ``token`` recorded with each sample, carried forward."""
+    steps, pos, tokens, after = [], [], [], []
     for cell, t, token in zip(memory["cell"], memory["time_s"], memory["token"]):
         sp = spans.get(cell)
         if sp is None or t is None or pd.isna(t):
-            steps.append(None), pos.append(None), tokens.append(token)
+            steps.append(None), pos.append(None), tokens.append(token), after.append(None)
             continue
         k, p, last = TL.place(float(t), sp)
-        steps.append(k), pos.append(p), tokens.append(last)
+        steps.append(k), pos.append(p), tokens.append(last), after.append(bool(sp.ends) and float(t) > sp.ends[-1])
+    memory["after_last_step"] = pd.array(after, dtype="boolean")
     memory["step"] = pd.array(steps, dtype="Int64")
     memory["step_pos"] = pd.to_numeric(pd.Series(pos, index=memory.index, dtype="object"))
     memory["token"] = pd.to_numeric(pd.Series(tokens, index=memory.index, dtype="object"))
@@ -267,6 +269,27 @@ def _shares_text(labels: dict, totals: dict, after: dict, realms: list[dict], cl
             share += f" (+{after[r]} calls after the last measured step, on no step)"
         parts.append(share)
     return ", ".join(parts) + (f" of {what}" if what else " of WebGPU calls")
+
+
+def after_last_step_notes(memory: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
+    """One line per app cell some of whose process-memory sampling rounds (distinct ``time_s`` of
+    psutil/footprint rows) came after its last step (``after_last_step``: the ``--idle`` wait, the
+    last batches' flush): how many of how many; per-step growth (x = ``token``) has them all on
+    the last step, so they add no position to a slope."""
+    if "after_last_step" not in memory or not len(memory):
+        return []
+    apps = set(summary.loc[summary["workload"] == "app", "cell"]) if "workload" in summary else set()
+    rounds = memory[memory["cell"].isin(apps) & memory["source"].isin(["psutil", "footprint"])]
+    out = []
+    for cell, g in rounds.groupby("cell", sort=False):
+        by_time = g.groupby("time_s")["after_last_step"].first()
+        n_after = int(by_time.fillna(False).astype(bool).sum())
+        last = g.loc[g["after_last_step"].fillna(False).astype(bool), "token"].max()
+        if n_after:
+            out.append(f"`{cell}`: {n_after} of {len(by_time)} memory sampling rounds were taken after the last step"
+                       f"{f' ({int(last)})' if pd.notna(last) else ''} ended, while the cell waited to end: on no "
+                       f"step, per-step memory growth places them all on that last step (memory.csv after_last_step)")
+    return out
 
 
 def measurement_notes(summary: pd.DataFrame, manifest: dict) -> list[str]:

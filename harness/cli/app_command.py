@@ -68,7 +68,7 @@ def build_plan(*, urls, browser, inject, step_on, webgpu, emulation_option, step
         P.check_range(steps, 1, 10_000_000, "--steps")
     A.check_positive(duration, "--duration")
     A.check_ending(step_on, steps, duration)
-    A.check_positive(idle, "--idle")
+    idle = A.parse_idle(idle)
     A.check_positive(start_timeout, "--start-timeout")
     A.check_positive(action_timeout, "--action-timeout")
     P.check_range(repeat, 1, 1000, "--repeat")
@@ -101,7 +101,7 @@ def app(
     emulation_option: Optional[List[str]] = typer.Option(None, "--emulation-option", help="Emulated WebGPU: an installEmulatedWebGPU option KEY=VALUE (repeatable), e.g. limits=ios-2025."),
     steps: Optional[int] = typer.Option(None, "--steps", help="End a cell when the measured page or worker reached this many steps (fewer: failed)."),
     duration: Optional[float] = typer.Option(None, "--duration", help="End a cell this many seconds after the app was opened."),
-    idle: float = typer.Option(30.0, "--idle", help="Without --duration: end a cell when no step came for this many seconds after the page actions (a first decode may compile new pipelines for many seconds on a CPU adapter)."),
+    idle: str = typer.Option("auto", "--idle", help="Without --duration: end a cell when no step came for this many seconds. auto (default): 3 × the longest wait for a step so far (from the page actions to the first step included), 5 s at least and 30 s at most: a fast app ends 5 s after its last step, one slow to reach a step (model load, pipeline compiles on a CPU adapter) still gets 30 s. Memory samples taken after the last step are counted as such (summary.md, memory.csv after_last_step)."),
     start_timeout: float = typer.Option(60.0, "--start-timeout", help="Seconds after the page actions to wait for the first step; none by then: skipped when no realm made a GPUDevice ('no WebGPU device'), else failed."),
     action_timeout: float = typer.Option(30.0, "--action-timeout", help="Seconds each --wait-for/--click/--fill waits for its element."),
     wait_for: Optional[List[str]] = typer.Option(None, "--wait-for", help="Wait until an element is visible: a CSS selector or text=TEXT (repeatable; actions run in the order given)."),

@@ -54,3 +54,20 @@ def test_a_decode_runs_summary_still_says_tokens_and_run(tmp_path):
     md = (d / "summary.md").read_text()
     assert md.startswith("## webgpu-harness run\n")
     assert "- createBindGroup calls per token: " in md and "per-token values after 1 warm-up token)" in md
+
+
+def test_memory_samples_after_the_last_step_are_marked_and_counted(tmp_path):
+    import pandas as pd
+
+    d = _write(APP, tmp_path / "runs" / "app")
+    mem = pd.read_csv(d / "memory.csv")
+    steps = pd.read_csv(d / "steps.csv")
+    md = (d / "summary.md").read_text()
+    cell = "chromium.app.frames.cdp.r0"
+    m = mem[(mem["cell"] == cell) & (mem["source"] == "psutil")]
+    last_end = steps.loc[steps["cell"] == cell, "end_s"].max()
+    assert (m["after_last_step"].astype(bool) == (m["time_s"] > last_end)).all()
+    rounds = m.groupby("time_s")["after_last_step"].first().astype(bool)
+    assert rounds.any()
+    assert (f"- `{cell}`: {int(rounds.sum())} of {len(rounds)} memory sampling rounds were taken after the last step "
+            f"({int(steps.loc[steps['cell'] == cell, 'step'].max())}) ended, while the cell waited to end") in md
