@@ -182,13 +182,22 @@ SHARE_COUNTER = "createBindGroup"
 
 
 def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClock],
-                      spans: dict[str, TL.Spans]) -> dict[str, str]:
+                      spans: dict[str, TL.Spans]) -> tuple[dict[str, str], pd.DataFrame]:
     """App cells: every other realm's calls placed on the measured realm's steps by time
     (harness/store/timeline.py ``attribute``) and added to the step rows (counters summed;
     live objects and emulation values as each realm had them at the step's end); per-realm
-    columns ``realm_<label>_<column>`` kept when more than one realm made calls. Returns cell →
-    the realms and their shares, e.g. ``page 20%, worker 80% of createBindGroup``."""
+    columns ``realm_<label>_<column>`` kept when more than one realm made calls. Returns (cell →
+    the realms and their shares, e.g. ``page 20%, worker 80% of createBindGroup``; the per-realm
+    columns, Int64, on ``steps``' index, for the caller to join at once: ``pd.concat(axis=1)``,
+    since adding them one by one fragments the frame)."""
+    import numpy as np
+
     out: dict[str, str] = {}
+    new: dict[str, np.ndarray] = {}
+
+    def put(rows, column: str, values) -> None:
+        new.setdefault(column, np.full(len(steps), np.nan))[steps.index.get_indexer(rows)] = values
+
     for cid, cell in cells.items():
         if not cell.get("app_url") or not cell.get("realm"):
             continue
@@ -229,12 +238,12 @@ def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClo
         busy = [r for r, t in totals.items() if sum(t.values())]
         if len(busy) > 1 or any(r != measured for r in busy):
             for name, col in COUNTER_COLUMNS.items():
-                steps.loc[rows, f"realm_{labels[measured]}_{col}"] = own[name]
+                put(rows, f"realm_{labels[measured]}_{col}", own[name])
         for realm, (a, where) in added.items():
             per = {col: [a.per_step[i].get(name, 0) if i is not None else 0 for i in where]
                    for name, col in COUNTER_COLUMNS.items()}
             for name, col in COUNTER_COLUMNS.items():
-                steps.loc[rows, f"realm_{labels[realm]}_{col}"] = per[col]
+                put(rows, f"realm_{labels[realm]}_{col}", per[col])
                 base = steps.loc[rows, col]
                 steps.loc[rows, col] = base.fillna(0) + per[col] if base.notna().any() else base
             for col in LIVE_COLUMNS + SUMMED_EMULATION:
@@ -243,9 +252,7 @@ def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClo
                     base = steps.loc[rows, col]
                     steps.loc[rows, col] = base.fillna(0) + [v or 0 for v in vals]
         out[cid] = _shares_text(names, totals, after, cell.get("realms") or [], clock, measured)
-    for col in [c for c in steps.columns if c.startswith("realm_")]:
-        steps[col] = pd.array(steps[col], dtype="Int64")
-    return out
+    return out, pd.DataFrame({c: pd.array(v, dtype="Int64") for c, v in new.items()}, index=steps.index)
 
 
 def _shares_text(labels: dict, totals: dict, after: dict, realms: list[dict], clock: CellClock, measured: str) -> str:

@@ -194,7 +194,10 @@ def build(run_dir: Path) -> Tables:
     steps = steps[STEP_COLUMNS + extras + realm_cols]
     if len(steps):
         steps = steps.sort_values(["cell", "step"]).drop_duplicates(["cell", "step"], keep="last").reset_index(drop=True)
-    shares = attribute_realms(steps, cells, clocks, spans)
+    shares, per_realm = attribute_realms(steps, cells, clocks, spans)
+    if len(per_realm.columns):  # joined at once (column by column fragments the frame)
+        both = [c for c in per_realm.columns if c in steps.columns]
+        steps = pd.concat([steps.drop(columns=both), per_realm.fillna(steps[both]) if both else per_realm], axis=1)
     if shares:
         realm_cols = sorted(c for c in steps.columns if c.startswith("realm_"))
         steps = steps[STEP_COLUMNS + extras + realm_cols]

@@ -56,7 +56,7 @@ def _cell_text(column: str, v) -> str:
         return ""
     if column.endswith("_bytes_max"):
         return f"{float(v) / 2**20:,.1f}"
-    return f"{v:.1f}" if isinstance(v, float) and column.startswith(("median_", "bind", "dispatch", "submit", "draws", "render_passes")) else (
+    return f"{v:,.1f}" if isinstance(v, float) and column.startswith(("median_", "bind", "dispatch", "submit", "draws", "render_passes")) else (
         number(v) if isinstance(v, (int, float)) else str(v))
 
 
@@ -111,9 +111,9 @@ def print_summary(analysis) -> None:
     print_workload_tables(analysis)
     if same:
         say(f"  {SAME_LEGEND}")
-    for source in sorted({provenance(r) for _, r in s.iterrows()}):
+    for source in sorted({provenance(r) for _, r in s[s["status"] != "skipped"].iterrows()}):
         say(f"  measured on: {source}")
-    for _, r in s.iterrows():
+    for _, r in s[s["status"] != "skipped"].iterrows():  # a skipped cell measured nothing, heap or not
         heap = r.get("js_heap")
         if isinstance(heap, str) and heap.startswith("not available"):
             say(f"  {row_label(r)}: JS heap not available (no DevTools protocol to read the worker's heap through)")
