@@ -124,8 +124,10 @@ def print_summary(analysis) -> None:
     # what --gc-checkpoints asked for and what was done; whether --memory-budget (default: iOS's
     # ~2 GB kill) was passed, or how near it came
     for f in getattr(analysis, "findings", []):
-        if f.kind in ("gc_checkpoints", "memory_budget"):
+        if f.kind == "gc_checkpoints":
             say(f"  {f.text()}")
+        elif f.kind == "memory_budget":  # one per browser × workload: which one it is
+            say(f"  {f.scope}: {f.text()}")
 
 
 def _table(title: str, heads: list[str], rows: list[list[str]]) -> None:

@@ -35,3 +35,14 @@ def test_numbers_of_four_integer_digits_have_separators_in_intervals_too(tmp_pat
     text = F.estimate(e)
     assert text == f"{F.number(e.value)} [{e.ci_low:,.0f}, {e.ci_high:,.0f}]" and not re.search(r"\d{4}", text), text
     assert F.number(2935.7) == F.number(2936) == "2,936" and F.number(999.94) == "999.9"
+
+
+def test_the_console_answers_the_memory_budget_per_browser_and_workload(tmp_path):
+    # recorded with --memory-budget 400MB (a run with no --memory-budget now gets 2048MB)
+    d = shutil.copytree(ANALYSIS / "runs" / "chromium-decode-loop", tmp_path / "runs" / "dl")
+    r = CliRunner().invoke(app, ["report", str(d)])
+    lines = [x for x in r.stdout.splitlines() if "Memory budget" in x]
+    assert len(lines) == 1, r.stdout
+    assert re.fullmatch(r"  chromium \d+ · .* — decode-loop@tiny: Memory budget \(--memory-budget 400 MB\): "
+                        r"fresh not reached \(max \d+ MB of 400 MB\); reuse not reached \(max \d+ MB of 400 MB\)\.",
+                        lines[0]), lines[0]
