@@ -43,3 +43,12 @@ def test_app_help_does_not_offer_dawn_and_app_refuses_it_with_exit_2(tmp_path):
     assert lines == ["error: --browser dawn cannot open a web app (no page: native Dawn in Node); "
                      "valid for app: chromium, chrome, webkit, safari"]
     assert not (tmp_path / "r").exists()
+
+
+def test_app_idle_is_auto_by_default_and_a_bad_value_is_one_line_exit_2(tmp_path):
+    text = flat(invoke("app", "--help").stdout)
+    assert "auto (default): 3 × the longest wait for a step so far" in text and "5 s at least and 30 s at most" in text
+    r = invoke("app", "http://127.0.0.1:9/", "--idle", "soon", "-o", tmp_path / "r")
+    assert r.exit_code == 2
+    assert [x for x in r.stderr.splitlines() if x.strip()] == ["error: --idle 'soon' is not a number of seconds or auto"]
+    assert not (tmp_path / "r").exists()
