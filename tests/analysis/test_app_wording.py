@@ -39,6 +39,7 @@ def test_an_app_runs_summary_and_findings_say_steps_and_name_the_command(tmp_pat
     for f in app:
         assert not re.search(r"\btokens?\b|/token", f["text"]), f["text"]
     assert "per-step values after 1 warm-up step" in md
+    assert "Per-step values exclude warm-up step 0" in (d / "report.html").read_text()
     # the runs index: each scope's findings under its heading
     entry = index.read_run(d)
     scopes = [s for s, _ in entry.scoped_findings]
@@ -54,6 +55,7 @@ def test_a_decode_runs_summary_still_says_tokens_and_run(tmp_path):
     md = (d / "summary.md").read_text()
     assert md.startswith("## webgpu-harness run\n")
     assert "- createBindGroup calls per token: " in md and "per-token values after 1 warm-up token)" in md
+    assert "Per-token values exclude warm-up token 0\n(shaded on the charts)." in (d / "report.html").read_text()
 
 
 def test_memory_samples_after_the_last_step_are_marked_and_counted(tmp_path):
