@@ -176,6 +176,26 @@ def check_script(path: Path | None) -> Path | None:
     return path.resolve()
 
 
+def app_browsers() -> list[str]:
+    """The ``--browser`` names ``app`` accepts: every family that can open a web page (not dawn:
+    native Dawn in Node has no page, ``opens_web_apps = False``)."""
+    from harness.drive.registry import BROWSERS
+
+    return [b for b, family in BROWSERS.items() if getattr(family, "opens_web_apps", True)]
+
+
+def check_app_browsers(values: Iterable[str] | None) -> None:
+    """Raise :class:`PlanError` when a ``--browser`` given to ``app`` cannot open a web app
+    (dawn), naming the valid ones; unknown names are left to :func:`harness.plan.resolve_browsers`."""
+    from harness.drive.registry import BROWSERS
+
+    valid = app_browsers()
+    for b in split_names(values, "--browser") if values is not None else []:
+        if b in BROWSERS and b not in valid:
+            raise PlanError(f"--browser {b} cannot open a web app (no page: native Dawn in Node); "
+                            f"valid for app: {', '.join(valid)}")
+
+
 def resolve_inject(values: Iterable[str] | None, browsers: list[str]) -> dict[str, list[str]]:
     """``--inject auto|cdp|proxy`` (comma-separated, repeatable) → the paths of each browser.
     ``auto`` is ``cdp`` for Chromium and ``proxy`` for the others. Raises :class:`PlanError`
@@ -237,10 +257,41 @@ class AppCell(Cell):
     warnings: list[str] = field(default_factory=list)
 
 
+#: ``--idle auto`` (the default): a cell ends when no step came for :data:`IDLE_FACTOR` × the
+#: longest wait for a step so far (the wait from the page actions to the first step included),
+#: at least :data:`IDLE_MIN_S` and at most :data:`IDLE_MAX_S` seconds. A fast app (a step every
+#: few ms, as the ones the tests serve) ends 5 s after its last step instead of 30, and far fewer
+#: memory samples land after it; an app that was slow to reach a step (model load, pipeline
+#: compiles on a CPU adapter) still gets up to 30 s between steps, the old fixed default.
+IDLE_MIN_S, IDLE_MAX_S, IDLE_FACTOR = 5.0, 30.0, 3.0
+
+
+def idle_limit(idle_s: float | None, longest_wait_s: float) -> float:
+    """Seconds without a step that end a cell: ``idle_s`` (``--idle S``) when given, else (auto)
+    ``IDLE_FACTOR × longest_wait_s`` within [IDLE_MIN_S, IDLE_MAX_S]."""
+    if idle_s is not None:
+        return float(idle_s)
+    return min(max(IDLE_FACTOR * max(longest_wait_s, 0.0), IDLE_MIN_S), IDLE_MAX_S)
+
+
+def parse_idle(text: str | None) -> float | None:
+    """``--idle``: ``auto`` (or not given) → None; else seconds > 0 and at most a day. Raises
+    :class:`PlanError` naming the valid forms."""
+    if text is None or str(text).strip().lower() == "auto":
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        raise PlanError(f"--idle {text!r} is not a number of seconds or auto") from None
+    check_positive(v, "--idle")
+    return v
+
+
 @dataclass
 class AppPlan(RunPlan):
     """A :class:`RunPlan` whose cells are apps (no workloads). ``steps``/``duration_s`` end a
-    cell; without them it ends ``idle_s`` seconds after the app's last step. ``start_timeout_s``
+    cell; without them it ends ``idle_s`` seconds after the app's last step (None: auto,
+    :func:`idle_limit`). ``start_timeout_s``
     is how long a cell waits for the first step after the page actions; ``action_timeout_s`` how
     long each action waits for its selector."""
 
@@ -251,7 +302,7 @@ class AppPlan(RunPlan):
     script: Path | None = None
     steps: int | None = None
     duration_s: float | None = None
-    idle_s: float = 30.0
+    idle_s: float | None = None
     action_timeout_s: float = 30.0
 
     def repetition_cells(self, browser: str, rep: int) -> list[Cell]:

@@ -29,12 +29,13 @@ import pandas as pd
 
 from harness import stats as S
 from harness import tables as T
-from harness.placement import measurement_notes
+from harness.placement import after_last_step_notes, measurement_notes
 from harness.process_types import content_notes
 from harness.report import render
 from harness.report import engines as E
 from harness.report import findings as FD
-from harness.report.finding import compared_on
+from harness.report.finding import Inputs, compared_on
+from harness.report.step_wording import in_steps, run_command, step_word
 from harness.stats.bands import Band, chart_bands
 from harness.stats.run import RunStats
 from harness.stats.workloads import compute_all
@@ -44,6 +45,7 @@ from harness.store.runfolder import check_run_folder
 from harness.verdicts import budgets as B
 from harness.verdicts import ci_files
 from harness.verdicts.compare import Comparison, compare
+from harness.verdicts.crosscheck import inject_crosscheck
 from harness.verdicts.matching import check_common, run_names
 
 #: Files :func:`write` produces for a run folder, in the order they are written.
@@ -110,6 +112,8 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
         notes += [f"⚑ {m.label}: environment differs: {'; '.join(m.env_differs)}" for m in c.matches if m.env_differs]
         if c.only_a or c.only_b:
             notes.append(f"unmatched: only in A: {', '.join(c.only_a) or 'none'}; only in B: {', '.join(c.only_b) or 'none'}")
+        notes += [f"`{label}`: {side}: {how}" for side, failed in (("B", c.failed_b), ("A", c.failed_a))
+                  for label, how in failed.items()]
         return Analysis(run_dir, out, t, c.b_stats, results, comparison=c, baseline_dir=Path(baseline), notes=notes,
                         findings=FD.compare_findings(c))
     run = S.compute(t, warmup)
@@ -119,13 +123,15 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
              f"{(m.get('parameters') or {}).get('repeat', 1)} repetition(s)"]
     if m.get("auto_sample"):
         notes.append(f"auto-sample: {m['auto_sample']['reason']}")
-    measurement = measurement_notes(t.summary, m) + content_notes(t.memory)
+    measurement = (measurement_notes(t.summary, m) + after_last_step_notes(t.memory, t.summary) + content_notes(t.memory)
+                   + inject_crosscheck(t.summary))
     notes += measurement
     notes += cell_notes(t)
     bands = {col: chart_bands(run, col) for col in ("create_bind_group", "bind_groups_live", "wall_ms")}
     workloads = compute_all(t, run)
     return Analysis(run_dir, out, t, run, results, workloads, bands, notes=notes,
-                    findings=FD.compute(t, run, workloads), engines=E.numbers(t, run), measurement=measurement)
+                    findings=in_steps(FD.compute(t, run, workloads), Inputs(t, run, workloads)), engines=E.numbers(t, run),
+                    measurement=measurement)
 
 
 def cell_notes(t: T.Tables, limit: int = 20) -> list[str]:
@@ -205,9 +211,11 @@ def _write_into(analysis: Analysis, out: Path) -> list[str]:
     paths["cycles.csv"] = out / "cycles.csv"
     (cycles if cycles is not None else pd.DataFrame(columns=CYCLE_COLUMNS)).to_csv(paths["cycles.csv"], index=False)
     paths["junit.xml"] = ci_files.junit_xml(analysis.budgets, out / "junit.xml")
+    m = analysis.tables.manifest
     paths["summary.md"] = ci_files.write_markdown(
-        ci_files.markdown("webgpu-harness run", analysis.stats, analysis.stats.differences, analysis.budgets,
-                          analysis.notes, findings=analysis.findings), out)
+        ci_files.markdown(f"webgpu-harness {run_command(m)}", analysis.stats, analysis.stats.differences,
+                          analysis.budgets, analysis.notes, findings=analysis.findings,
+                          step=step_word(analysis.tables.summary.get("workload", pd.Series(dtype=str)).unique())), out)
     paths["report.html"] = render.render(analysis, out, chart_bundle())
     return list(paths)
 

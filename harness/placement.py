@@ -126,16 +126,18 @@ def place_steps(step_rows: list[dict], clocks: dict[str, CellClock]) -> dict[str
 
 def place_memory(memory: pd.DataFrame, spans: dict[str, TL.Spans]) -> None:
     """memory.csv's ``step``, ``step_pos`` and ``token`` by the time each sample was taken (its
-    ``time_s``); a cell without step times (an older run) keeps the ``token`` recorded with each
-    sample, carried forward."""
-    steps, pos, tokens = [], [], []
+    ``time_s``), and ``after_last_step`` (taken after the measured realm's last step ended: on no
+    step; empty without step times); a cell without step times (an older run) keeps the
+    ``token`` recorded with each sample, carried forward."""
+    steps, pos, tokens, after = [], [], [], []
     for cell, t, token in zip(memory["cell"], memory["time_s"], memory["token"]):
         sp = spans.get(cell)
         if sp is None or t is None or pd.isna(t):
-            steps.append(None), pos.append(None), tokens.append(token)
+            steps.append(None), pos.append(None), tokens.append(token), after.append(None)
             continue
         k, p, last = TL.place(float(t), sp)
-        steps.append(k), pos.append(p), tokens.append(last)
+        steps.append(k), pos.append(p), tokens.append(last), after.append(bool(sp.ends) and float(t) > sp.ends[-1])
+    memory["after_last_step"] = pd.array(after, dtype="boolean")
     memory["step"] = pd.array(steps, dtype="Int64")
     memory["step_pos"] = pd.to_numeric(pd.Series(pos, index=memory.index, dtype="object"))
     memory["token"] = pd.to_numeric(pd.Series(tokens, index=memory.index, dtype="object"))
@@ -180,13 +182,22 @@ SHARE_COUNTER = "createBindGroup"
 
 
 def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClock],
-                      spans: dict[str, TL.Spans]) -> dict[str, str]:
+                      spans: dict[str, TL.Spans]) -> tuple[dict[str, str], pd.DataFrame]:
     """App cells: every other realm's calls placed on the measured realm's steps by time
     (harness/store/timeline.py ``attribute``) and added to the step rows (counters summed;
     live objects and emulation values as each realm had them at the step's end); per-realm
-    columns ``realm_<label>_<column>`` kept when more than one realm made calls. Returns cell →
-    the realms and their shares, e.g. ``page 20%, worker 80% of createBindGroup``."""
+    columns ``realm_<label>_<column>`` kept when more than one realm made calls. Returns (cell →
+    the realms and their shares, e.g. ``page 20%, worker 80% of createBindGroup``; the per-realm
+    columns, Int64, on ``steps``' index, for the caller to join at once: ``pd.concat(axis=1)``,
+    since adding them one by one fragments the frame)."""
+    import numpy as np
+
     out: dict[str, str] = {}
+    new: dict[str, np.ndarray] = {}
+
+    def put(rows, column: str, values) -> None:
+        new.setdefault(column, np.full(len(steps), np.nan))[steps.index.get_indexer(rows)] = values
+
     for cid, cell in cells.items():
         if not cell.get("app_url") or not cell.get("realm"):
             continue
@@ -227,12 +238,12 @@ def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClo
         busy = [r for r, t in totals.items() if sum(t.values())]
         if len(busy) > 1 or any(r != measured for r in busy):
             for name, col in COUNTER_COLUMNS.items():
-                steps.loc[rows, f"realm_{labels[measured]}_{col}"] = own[name]
+                put(rows, f"realm_{labels[measured]}_{col}", own[name])
         for realm, (a, where) in added.items():
             per = {col: [a.per_step[i].get(name, 0) if i is not None else 0 for i in where]
                    for name, col in COUNTER_COLUMNS.items()}
             for name, col in COUNTER_COLUMNS.items():
-                steps.loc[rows, f"realm_{labels[realm]}_{col}"] = per[col]
+                put(rows, f"realm_{labels[realm]}_{col}", per[col])
                 base = steps.loc[rows, col]
                 steps.loc[rows, col] = base.fillna(0) + per[col] if base.notna().any() else base
             for col in LIVE_COLUMNS + SUMMED_EMULATION:
@@ -241,9 +252,7 @@ def attribute_realms(steps: pd.DataFrame, cells: dict, clocks: dict[str, CellClo
                     base = steps.loc[rows, col]
                     steps.loc[rows, col] = base.fillna(0) + [v or 0 for v in vals]
         out[cid] = _shares_text(names, totals, after, cell.get("realms") or [], clock, measured)
-    for col in [c for c in steps.columns if c.startswith("realm_")]:
-        steps[col] = pd.array(steps[col], dtype="Int64")
-    return out
+    return out, pd.DataFrame({c: pd.array(v, dtype="Int64") for c, v in new.items()}, index=steps.index)
 
 
 def _shares_text(labels: dict, totals: dict, after: dict, realms: list[dict], clock: CellClock, measured: str) -> str:
@@ -271,6 +280,36 @@ def _shares_text(labels: dict, totals: dict, after: dict, realms: list[dict], cl
     return ", ".join(parts) + (f" of {what}" if what else " of WebGPU calls")
 
 
+def after_last_step_notes(memory: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
+    """One line per app cell some of whose process-memory sampling rounds (distinct ``time_s`` of
+    psutil/footprint rows) came after its last step (``after_last_step``: the ``--idle`` wait, the
+    last batches' flush): how many of how many; per-step growth (x = ``token``) has them all on
+    the last step, so they add no position to a slope."""
+    if "after_last_step" not in memory or not len(memory):
+        return []
+    apps = set(summary.loc[summary["workload"] == "app", "cell"]) if "workload" in summary else set()
+    rounds = memory[memory["cell"].isin(apps) & memory["source"].isin(["psutil", "footprint"])]
+    out = []
+    for cell, g in rounds.groupby("cell", sort=False):
+        by_time = g.groupby("time_s")["after_last_step"].first()
+        n_after = int(by_time.fillna(False).astype(bool).sum())
+        last = g.loc[g["after_last_step"].fillna(False).astype(bool), "token"].max()
+        if n_after:
+            out.append(f"`{cell}`: {n_after} of {len(by_time)} memory sampling rounds were taken after the last step"
+                       f"{f' ({int(last)})' if pd.notna(last) else ''} ended, while the cell waited to end: on no "
+                       f"step, per-step memory growth places them all on that last step (memory.csv after_last_step)")
+    return out
+
+
+def _cells_words(cells: list[str], of: int) -> str:
+    """``every cell (16)`` when the list is every cell of the run, else the cells named (one, or
+    several with their count): how a note shared by many cells names them once."""
+    if len(cells) == of and len(cells) > 1:
+        return f"every cell ({len(cells)})"
+    named = ", ".join(f"`{c}`" for c in cells)
+    return named if len(cells) == 1 else f"{named} ({len(cells)})"
+
+
 def measurement_notes(summary: pd.DataFrame, manifest: dict) -> list[str]:
     """What summary.md, the report and the console say about how complete each cell's
     measurement is: how step times met the harness clock (memory samples are placed on steps by
@@ -287,20 +326,20 @@ def measurement_notes(summary: pd.DataFrame, manifest: dict) -> list[str]:
         # one line per way of placing (not one per cell: 16 cells of a run share it)
         loose = clocks[clocks["clock_uncertainty_ms"].isna()]
         for how, g in loose.groupby("clock", sort=False):
-            which = ("every cell" if len(g) == len(summary) and len(g) > 1
-                     else ", ".join(f"`{c}`" for c in g["cell"]))
-            out.append(f"{which} ({len(g)}): step times by {how}: memory samples placed on steps to within the "
-                       f"fastest delivery's lag")
+            out.append(f"{_cells_words(list(g['cell']), len(summary))}: step times by {how}: memory samples placed on "
+                       f"steps to within the fastest delivery's lag")
     for c in manifest.get("cells", []):
         row = summary[summary["cell"] == c["cell"]]
         realms = row["realms"].iloc[0] if "realms" in row and len(row) else None
         if isinstance(realms, str) and realms:
             out.append(f"`{c['cell']}`: realms: {realms}")
         out += [f"⚠ `{c['cell']}`: {w}" for w in c.get("warnings") or []]
-    for _, r in summary.iterrows():  # the worker's JS heap: a memory series this cell does not have
-        heap = r.get("js_heap")
-        if isinstance(heap, str) and heap.startswith("not available"):
-            out.append(f"`{r['cell']}`: {JS_HEAP_NOT_AVAILABLE}")
+    # the worker's JS heap: a memory series these cells do not have (a skipped cell measured nothing)
+    measured = summary[summary["status"] != "skipped"] if "status" in summary else summary
+    no_heap = [r["cell"] for _, r in measured.iterrows()
+               if isinstance(r.get("js_heap"), str) and r.get("js_heap").startswith("not available")]
+    if no_heap:
+        out.append(f"{_cells_words(no_heap, len(summary))}: {JS_HEAP_NOT_AVAILABLE}")
     return out
 
 

@@ -42,6 +42,12 @@ DEFAULT_MEMORY_INTERVAL_S = 0.25
 #: kernels need (9+ storage buffers per stage).
 EMULATION_DEFAULTS: dict[str, Any] = {"limits": "webkit-apple7"}
 
+#: ``--memory-budget`` when none is given: the ~2 GB at which iOS killed the page in the onnxruntime
+#: field report (references.md; the same 2,048 MB as harness/report/finding.py FIELD_KILL_BYTES).
+DEFAULT_MEMORY_BUDGET = "2048MB"
+#: ``--memory-budget`` values that switch the budget off.
+NO_MEMORY_BUDGET = ("none", "off")
+
 _UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
 
 
@@ -63,6 +69,19 @@ def parse_bytes(text: str, option: str) -> int:
     if not m or unit not in _UNITS:
         raise PlanError(f"{option} {text!r} is not a size (valid units: B, KB, MB, GB, KiB, MiB, GiB)")
     return int(float(m.group(1)) * _UNITS[unit])
+
+
+def parse_memory_budget(text: str | None) -> int | None:
+    """``--memory-budget`` → bytes, or None for ``none``/``off`` (no budget). None given: the
+    default, :data:`DEFAULT_MEMORY_BUDGET`. Raises :class:`PlanError` on a value that is not a
+    size or is under 1 MiB."""
+    text = DEFAULT_MEMORY_BUDGET if text is None else text
+    if text.strip().lower() in NO_MEMORY_BUDGET:
+        return None
+    budget = parse_bytes(text, "--memory-budget")
+    if budget < 1 << 20:
+        raise PlanError(f"--memory-budget {text!r} is under 1 MiB; give e.g. 2048MB, or 'none' for no budget")
+    return budget
 
 
 def parse_key_values(values: Iterable[str] | None, option: str) -> dict[str, str]:
@@ -339,6 +358,19 @@ def resolve_browsers(browser: Iterable[str] | None, browser_path: str | None) ->
                 raise PlanError(f"{b}: {exc}") from None
         return browsers
 
+    browsers = default_browsers(browser_path)
+    if not browsers:
+        raise PlanError("no supported browser is installed; run `webgpu-harness doctor` for how to install one")
+    return browsers
+
+
+def default_browsers(browser_path: str | None = None) -> list[str]:
+    """The browsers ``run`` and ``app`` measure when no --browser is given: every family found
+    installed here (``locate``), in :data:`harness.drive.registry.BROWSERS` order, less those run
+    only when named (dawn)."""
+    from harness.drive.base import BrowserNotFound
+    from harness.drive.registry import BROWSERS
+
     def available(name: str) -> bool:
         try:
             BROWSERS[name]().locate(browser_path)
@@ -346,10 +378,7 @@ def resolve_browsers(browser: Iterable[str] | None, browser_path: str | None) ->
         except BrowserNotFound:
             return False
 
-    browsers = [b for b in BROWSERS if not getattr(BROWSERS[b], "only_when_named", False) and available(b)]
-    if not browsers:
-        raise PlanError("no supported browser is installed; run `webgpu-harness doctor` for how to install one")
-    return browsers
+    return [b for b in BROWSERS if not getattr(BROWSERS[b], "only_when_named", False) and available(b)]
 
 
 def check_new_run_dir(path: Path, option: str = "--output") -> Path:
@@ -471,7 +500,7 @@ def resolve_cells(*, workload: Iterable[str] | None, variant: Iterable[str] | No
                   workloads_dir: Iterable[str | Path] | None = None, memory_budget: str | None = None) -> CellOptions:
     """The options that shape a cell → :class:`CellOptions`, checked in this order: numbers
     (``--tokens``, ``--repeat``), ``--webgpu``, the emulation's byte sizes, ``--memory-budget``
-    (a size of at least 1 MiB), workloads/variants/profile, ``--param`` values and sweeps (each
+    (a size of at least 1 MiB, ``none``/``off``; not given: :data:`DEFAULT_MEMORY_BUDGET`), workloads/variants/profile, ``--param`` values and sweeps (each
     sweep point's KV capacity), the engine and ``--model``, the emulation options.
     ``emulation_overrides``: ``{"bytesPerStage": N, "pageBytes": N}`` (None: the emulation's).
     Raises :class:`PlanError`."""
@@ -484,9 +513,7 @@ def resolve_cells(*, workload: Iterable[str] | None, variant: Iterable[str] | No
         v = overrides.get(key)
         if v is not None and v < 0:
             raise PlanError(f"{option} must be >= 0 (got {v})")
-    budget_bytes = parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
-    if budget_bytes is not None and budget_bytes < 1 << 20:
-        raise PlanError(f"--memory-budget {memory_budget!r} is under 1 MiB; give e.g. 2048MB")
+    budget_bytes = parse_memory_budget(memory_budget)
     wls, variants, profiles = resolve_workloads(workload, variant, profile, workloads_dir)
     raw = parse_key_values(param, "--param")
     single, sweeps = resolve_sweeps(raw, wls, profiles)

@@ -104,8 +104,9 @@ class WebGPUProbes:
                 ends.append((s["step"], fit.run_s(float(s["t_ms"])), s.get("wall_ms")))
         if rows and len(ends) == len(rows) and clock.others:
             frame = pd.DataFrame(rows)
-            attribute_realms(frame, {"c": {"app_url": "pytest", "realm": m.id, "realms": self.realms()}},
-                             {"c": clock}, {"c": TL.spans(ends)})
+            _, per_realm = attribute_realms(frame, {"c": {"app_url": "pytest", "realm": m.id, "realms": self.realms()}},
+                                            {"c": clock}, {"c": TL.spans(ends)})
+            frame = pd.concat([frame, per_realm], axis=1)
             timing = ("wall_ms", "cpu_ms")
             rows = [{k: (None if pd.isna(v) else int(v) if k not in timing and float(v).is_integer() else v)
                      for k, v in r.items() if k != "cell"} for r in frame.to_dict("records")]

@@ -37,9 +37,11 @@ CELL_KEYS = ["cell", "browser", "workload", "variant", "profile", "repetition"]
 STEP_COLUMNS = CELL_KEYS + ["step", "token", "logits_hash", "cpu_ms", "wall_ms", "received_s",
                             *COUNTER_COLUMNS.values(), *LIVE_COLUMNS, *EMULATION_COLUMNS, "end_s"]
 #: memory.csv: ``step``/``step_pos`` place each sample on the measured realm's step timeline by
-#: the time it was taken (harness/store/timeline.py); ``token`` is the last step ended by then.
+#: the time it was taken (harness/store/timeline.py); ``token`` is the last step ended by then;
+#: ``after_last_step``: taken after the last step ended (on no step).
 MEMORY_COLUMNS = ["cell", "source", "process_type", "pid", "rss_bytes", "uss_bytes", "js_heap_bytes",
-                  "time_s", "token", "footprint_bytes", "cpu_user_s", "cpu_system_s", "step", "step_pos"]
+                  "time_s", "token", "footprint_bytes", "cpu_user_s", "cpu_system_s", "step", "step_pos",
+                  "after_last_step"]
 #: gc_checkpoint samples (--gc-checkpoints): one row per forced collection the harness asked for.
 GC_COLUMNS = ["cell", "token", "time_s", "done_token", "done_s", "forced", "reason"]
 #: Provenance of each cell (manifest cells; harness/plan.py Cell): how its browser was driven,
@@ -193,7 +195,10 @@ def build(run_dir: Path) -> Tables:
     steps = steps[STEP_COLUMNS + extras + realm_cols]
     if len(steps):
         steps = steps.sort_values(["cell", "step"]).drop_duplicates(["cell", "step"], keep="last").reset_index(drop=True)
-    shares = attribute_realms(steps, cells, clocks, spans)
+    shares, per_realm = attribute_realms(steps, cells, clocks, spans)
+    if len(per_realm.columns):  # joined at once (column by column fragments the frame)
+        both = [c for c in per_realm.columns if c in steps.columns]
+        steps = pd.concat([steps.drop(columns=both), per_realm.fillna(steps[both]) if both else per_realm], axis=1)
     if shares:
         realm_cols = sorted(c for c in steps.columns if c.startswith("realm_"))
         steps = steps[STEP_COLUMNS + extras + realm_cols]

@@ -87,3 +87,14 @@ def test_interval_steps_need_steps_or_duration():
     A.check_ending("interval:500", 10, None)
     A.check_ending("interval:500", None, 5.0)
     A.check_ending("mapAsync", None, None)
+
+
+def test_idle_auto_is_three_times_the_longest_wait_for_a_step_within_5_and_30_s():
+    assert A.parse_idle(None) is None and A.parse_idle("auto") is None and A.parse_idle("12.5") == 12.5
+    assert A.idle_limit(None, 0.05) == 5.0          # a fast app: the 5 s floor
+    assert A.idle_limit(None, 4.0) == 12.0          # 3 × its longest wait
+    assert A.idle_limit(None, 40.0) == 30.0         # the old fixed default is the ceiling
+    assert A.idle_limit(7.0, 40.0) == 7.0           # --idle S as given
+    for bad, words in (("soon", "not a number of seconds or auto"), ("0", "must be > 0")):
+        with pytest.raises(PlanError, match=words):
+            A.parse_idle(bad)

@@ -52,6 +52,19 @@ def test_sizes_and_names():
         P.split_names([","], "--variant")
 
 
+def test_the_memory_budget_defaults_to_the_field_reports_ios_kill_and_none_switches_it_off():
+    from harness.report.finding import FIELD_KILL_BYTES
+
+    assert P.parse_memory_budget(None) == FIELD_KILL_BYTES == 2_048_000_000
+    assert P.resolve_cells(workload=None, variant=None, profile=None, tokens=8).memory_budget_bytes == FIELD_KILL_BYTES
+    assert P.parse_memory_budget("none") is None and P.parse_memory_budget("OFF") is None
+    assert P.resolve_cells(workload=None, variant=None, profile=None, tokens=8,
+                           memory_budget="none").memory_budget_bytes is None
+    assert P.parse_memory_budget("3GB") == 3 * 10**9
+    with pytest.raises(P.PlanError, match="'none' for no budget"):
+        P.parse_memory_budget("0")
+
+
 def test_a_comma_separated_value_of_a_number_parameter_is_a_sweep_and_a_list_parameters_is_not():
     dl, do = discover()["decode-loop"], discover()["dispatch-overhead"]
     single, sweeps = P.resolve_sweeps({"max_pending_dispatches": "1,16,320", "verify": "true"}, [dl], {"decode-loop": "tiny"})

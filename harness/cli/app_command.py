@@ -21,10 +21,9 @@ from typer.core import TyperCommand
 
 from harness import app_plan as A
 from harness import plan as P
-from harness.cli.common import (bad_input, disk_errors, end_on_full_disk, err, exit_on_outcome, finish, output_default,
-                                require_measure_extra, runs_dir, say, timestamped)
+from harness.cli.common import (bad_input, disk_errors, end_on_full_disk, err, exit_on_outcome, finish, installed_browsers,
+                                output_default, require_measure_extra, runs_dir, say, timestamped)
 from harness.cli.run import done_line, execute, sigterm_as_interrupt
-from harness.drive.registry import BROWSERS
 
 #: ``ctx.meta`` key of the page actions in command-line order (:class:`AppCommand`).
 ACTIONS_KEY = "webgpu_harness.app.actions"
@@ -69,16 +68,17 @@ def build_plan(*, urls, browser, inject, step_on, webgpu, emulation_option, step
         P.check_range(steps, 1, 10_000_000, "--steps")
     A.check_positive(duration, "--duration")
     A.check_ending(step_on, steps, duration)
-    A.check_positive(idle, "--idle")
+    idle = A.parse_idle(idle)
     A.check_positive(start_timeout, "--start-timeout")
     A.check_positive(action_timeout, "--action-timeout")
     P.check_range(repeat, 1, 1000, "--repeat")
     P.check_range(memory_interval_ms, 10, 3_600_000, "--memory-interval-ms")
-    budget_bytes = P.parse_bytes(memory_budget, "--memory-budget") if memory_budget else None
+    budget_bytes = P.parse_memory_budget(memory_budget)
     limits = P.sample_limits(sample_limit)
     acts = A.parse_actions(actions)
     script_path = A.check_script(script)
     run_dir = P.check_new_run_dir(output or timestamped(runs_dir()))
+    A.check_app_browsers(browser)
     browsers = P.resolve_browsers(browser, browser_path)
     plan = A.AppPlan(browsers=browsers, workloads=[], variants={}, profiles={}, repeat=repeat, headed=headed,
                      browser_path=browser_path, browser_args=list(browser_arg or []),
@@ -94,14 +94,14 @@ def build_plan(*, urls, browser, inject, step_on, webgpu, emulation_option, step
 def app(
     ctx: typer.Context,
     urls: List[str] = typer.Argument(..., metavar="URL", help="The app's URL (http:// or https://), or NAME=URL; several apps are measured one after the other (cells app × browser × path × repetition; NAME, by default the last part of the URL's path, is the cells' variant)."),
-    browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s), comma-separated: {', '.join(BROWSERS)}. Default: every one installed."),
+    browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s), comma-separated: {', '.join(A.app_browsers())}. Default: every one installed, here {installed_browsers()}."),
     inject: Optional[List[str]] = typer.Option(None, "--inject", help="How the probes get in: auto (cdp for Chromium, proxy for the others), cdp (Chromium: DevTools init script + Fetch interception; the app keeps its origin), proxy (a recording reverse proxy on loopback, any browser). Comma-separated to cross-check: --inject cdp,proxy."),
     step_on: str = typer.Option("mapAsync", "--step-on", help="Where a step ends: mapAsync (each resolved GPUBuffer.mapAsync: one per token for a decoder reading logits back), mapAsync:N, mark:NAME (performance.mark), console:REGEX (a console message), interval:MS (every MS ms while a GPUDevice exists; needs --steps or --duration, since such steps never stop)."),
     webgpu: str = typer.Option("auto", "--webgpu", help="auto: the browser's WebGPU, emulated where it has none (WebKitGTK); real: never emulate; emulated: always the JS emulation (modeled native memory)."),
     emulation_option: Optional[List[str]] = typer.Option(None, "--emulation-option", help="Emulated WebGPU: an installEmulatedWebGPU option KEY=VALUE (repeatable), e.g. limits=ios-2025."),
     steps: Optional[int] = typer.Option(None, "--steps", help="End a cell when the measured page or worker reached this many steps (fewer: failed)."),
     duration: Optional[float] = typer.Option(None, "--duration", help="End a cell this many seconds after the app was opened."),
-    idle: float = typer.Option(30.0, "--idle", help="Without --duration: end a cell when no step came for this many seconds after the page actions (a first decode may compile new pipelines for many seconds on a CPU adapter)."),
+    idle: str = typer.Option("auto", "--idle", help="Without --duration: end a cell when no step came for this many seconds. auto (default): 3 × the longest wait for a step so far (from the page actions to the first step included), 5 s at least and 30 s at most: a fast app ends 5 s after its last step, one slow to reach a step (model load, pipeline compiles on a CPU adapter) still gets 30 s. Memory samples taken after the last step are counted as such (summary.md, memory.csv after_last_step)."),
     start_timeout: float = typer.Option(60.0, "--start-timeout", help="Seconds after the page actions to wait for the first step; none by then: skipped when no realm made a GPUDevice ('no WebGPU device'), else failed."),
     action_timeout: float = typer.Option(30.0, "--action-timeout", help="Seconds each --wait-for/--click/--fill waits for its element."),
     wait_for: Optional[List[str]] = typer.Option(None, "--wait-for", help="Wait until an element is visible: a CSS selector or text=TEXT (repeatable; actions run in the order given)."),
@@ -115,7 +115,7 @@ def app(
     browser_arg: Optional[List[str]] = typer.Option(None, "--browser-arg", help="Extra browser command-line flag (repeatable)."),
     without_flag: Optional[List[str]] = typer.Option(None, "--without-flag", help="Drop one of the driver's default flags (repeatable)."),
     memory_interval_ms: int = typer.Option(250, "--memory-interval-ms", help="Period of the per-process RSS/USS sampler (ms)."),
-    memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the step at which the content process would exceed it."),
+    memory_budget: Optional[str] = typer.Option(None, "--memory-budget", help="e.g. 3GB: mark the step at which the content process would exceed it. Default 2048MB: iOS killed the page at ~2 GB in the onnxruntime field report. 'none': no budget."),
     budget: Optional[List[str]] = typer.Option(None, "--budget", help="A budget (e.g. 'chromium/app/*: bind_groups_per_token <= 30') or a .toml file of them (repeatable); exit 1 when one fails."),
     allow_skipped: bool = typer.Option(False, "--allow-skipped", help="Exit 0 even when every cell was skipped (no realm made a GPUDevice); without it such a run exits 1, as for run."),
     sample_limit: Optional[List[str]] = typer.Option(None, "--sample-limit", help="Raise (or lower) a cap on what the app's pages and workers may post, KEY=VALUE (repeatable); KEY is realm. or cell. and samples-per-s, bytes-per-s, samples or bytes. Defaults per realm 2000 samples/s, 8 MiB/s, 1,000,000 samples, 1 GiB; per cell twice that. Samples over a cap are refused and the cell ends incomplete, saying so."),

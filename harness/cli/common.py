@@ -39,6 +39,14 @@ def output_default(suffix: str = "", comparison: bool = False) -> str:
     return f"Default: {base}/<YYYYmmdd-HHMMSS>{suffix}/ ({why})."
 
 
+def installed_browsers() -> str:
+    """``chromium, webkit``: the browsers a command measures by default on this install
+    (:func:`harness.plan.default_browsers`; for --help), or ``none found: see doctor``."""
+    from harness.plan import default_browsers
+
+    return ", ".join(default_browsers()) or "none found here: see `webgpu-harness doctor`"
+
+
 def version_line() -> str:
     """``webgpu-harness <version>``, and the commit and folder of a clone or the wheel's folder
     (the same as manifest.json's ``harness_version``, ``git_commit``, ``harness_install``)."""

@@ -36,7 +36,7 @@ MODEL = typer.Option(None, "--model", help="ort-decode: a local ONNX decoder (Tr
 ORT_VERSION = typer.Option(None, "--ort-version", help=f"ort-decode, ort-run: onnxruntime-web version to load from {', '.join(p.label for p in places())} (default: the pinned {PINNED_ORT}).")
 ORT_DIST = typer.Option(None, "--ort-dist", help="ort-decode, ort-run: an onnxruntime-web dist/ folder (e.g. a local build's js/web/dist) or the package folder holding it, instead of an installed one.")
 WORKLOADS_DIR = typer.Option(None, "--workloads-dir", help=f"A folder of your own workloads (one per subfolder, or one workload itself; manifest contract: {workloads_dir() / 'README.md'}), repeatable. Default: $WEBGPU_HARNESS_WORKLOADS (os.pathsep-separated).")
-MEMORY_BUDGET = typer.Option(None, "--memory-budget", help="e.g. 2048MB: mark the token at which the content process (RSS + modeled native bytes) would exceed it (iOS killed the page at 2,048 MB in the field report). Default off.")
+MEMORY_BUDGET = typer.Option(None, "--memory-budget", help="e.g. 3GB: mark the token at which the content process (RSS + modeled native bytes) would exceed it. Default 2048MB: iOS killed the page at ~2 GB in the onnxruntime field report. 'none': no budget.")
 
 #: The options above as (parameter name, option): the keyword arguments of :func:`resolve`.
 CELL_OPTIONS = (("workload", WORKLOAD), ("variant", VARIANT), ("profile", PROFILE), ("tokens", TOKENS), ("seed", SEED),

@@ -56,7 +56,7 @@ def _cell_text(column: str, v) -> str:
         return ""
     if column.endswith("_bytes_max"):
         return f"{float(v) / 2**20:,.1f}"
-    return f"{v:.1f}" if isinstance(v, float) and column.startswith(("median_", "bind", "dispatch", "submit", "draws", "render_passes")) else (
+    return f"{v:,.1f}" if isinstance(v, float) and column.startswith(("median_", "bind", "dispatch", "submit", "draws", "render_passes")) else (
         number(v) if isinstance(v, (int, float)) else str(v))
 
 
@@ -112,7 +112,7 @@ def print_summary(analysis) -> None:
     print_workload_tables(analysis)
     if same:
         say(f"  {SAME_LEGEND}")
-    for source in sorted({provenance(r) for _, r in s.iterrows()}):
+    for source in sorted({provenance(r) for _, r in s[s["status"] != "skipped"].iterrows()}):
         say(f"  measured on: {source}")
     for _, r in s.iterrows():  # --memory-budget: the words of the report's retention table and findings
         said = budget_reading(r.get("would_be_killed_at_token"), r.get("memory_budget_counted_bytes_max"),
@@ -124,9 +124,13 @@ def print_summary(analysis) -> None:
         say(f"  {r['cell']}: {r['status']}: {r['reason']}")
     for line in getattr(analysis, "measurement", []):
         say(f"  {line.replace('`', '')}")
-    for f in getattr(analysis, "findings", []):  # what --gc-checkpoints asked for and what was done
+    # what --gc-checkpoints asked for and what was done; whether --memory-budget (default: iOS's
+    # ~2 GB kill) was passed, or how near it came
+    for f in getattr(analysis, "findings", []):
         if f.kind == "gc_checkpoints":
             say(f"  {f.text()}")
+        elif f.kind == "memory_budget" and "near token" in f.text():  # a projection (each cell's reading is above)
+            say(f"  {f.scope}: {f.text()}")
 
 
 def _table(title: str, heads: list[str], rows: list[list[str]]) -> None:
@@ -277,5 +281,8 @@ def print_comparison(c) -> None:
     for what, labels in (("only in A", c.only_a), ("only in B", c.only_b)):
         if labels:
             say(f"  {what}: {', '.join(labels)}")
+    for side, failed in (("B", getattr(c, "failed_b", {})), ("A", getattr(c, "failed_a", {}))):
+        for label, how in failed.items():  # run in both, but no cell of one side ended ok
+            say(f"  {label}: {side}: {how}")
     n = sum(1 for d in c.differences if d.significant)
     say(f"{n} significant difference(s)" if n else "no significant differences")

@@ -23,8 +23,13 @@ from harness import plan as P
 from harness import reach as reach_plan
 from harness.cli import options as O
 from harness.cli.common import (bad_input, console, disk_errors, end_on_full_disk, err, exit_on_outcome, finish,
-                                output_default, require_measure_extra, runs_dir, say, timestamped)
+                                installed_browsers, output_default, require_measure_extra, runs_dir, say, timestamped)
 from harness.drive.registry import BROWSERS
+
+
+#: Seconds after a first SIGINT/SIGTERM within which another is the same interrupt delivered
+#: twice (to the harness and to its process group), not "interrupted again".
+SAME_INTERRUPT_S = 0.1
 
 
 def sigterm_as_interrupt() -> None:
@@ -32,13 +37,20 @@ def sigterm_as_interrupt() -> None:
     make a second Ctrl-C/SIGTERM harmless: the first raises ``KeyboardInterrupt``; the second,
     while the harness closes the browsers and writes the report of what it received, only says
     so; a third raises again (the way out of a clean-up that hangs). Processes the harness
-    started are ended on any exit (harness/drive/reaper.py)."""
-    count = {"n": 0}
+    started are ended on any exit (harness/drive/reaper.py). A signal within
+    :data:`SAME_INTERRUPT_S` of the first is the same interrupt delivered twice (``timeout -s INT``
+    signals the harness and then its process group; so does a shell's job control), not a
+    second one."""
+    count = {"n": 0, "first": 0.0}
 
     def handler(signum, frame):
         from harness.drive.base import defer_interrupt
 
+        now = time.monotonic()
+        if count["n"] == 1 and now - count["first"] < SAME_INTERRUPT_S:
+            return
         count["n"] += 1
+        count["first"] = count["first"] or now
         if count["n"] == 1 and defer_interrupt():  # inside a driver's event dispatch: raised right after
             return
         if count["n"] == 2:
@@ -209,7 +221,7 @@ def auto_sampler(auto_sample: Optional[str], timeout: Optional[str]) -> Optional
 
 
 def run(
-    browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s) to run, comma-separated: {', '.join(BROWSERS)}. Default: every one installed."),
+    browser: Optional[List[str]] = typer.Option(None, "--browser", "-b", help=f"Browser(s) to run, comma-separated: {', '.join(BROWSERS)}. Default: every one installed, here {installed_browsers()} (dawn only when named)."),
     workload: Optional[List[str]] = O.WORKLOAD,
     variant: Optional[List[str]] = O.VARIANT,
     profile: Optional[str] = O.PROFILE,

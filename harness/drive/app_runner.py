@@ -40,7 +40,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from harness.app_plan import AppCell, AppPlan
+from harness.app_plan import AppCell, AppPlan, idle_limit
 from harness.drive.actions import ActionFailed, perform, run_script
 from harness.drive.base import BrowserSession, adapter_text
 from harness.drive.runner import Runner
@@ -261,6 +261,7 @@ class AppRunner(Runner):
         except ActionFailed as exc:
             return "failed", str(exc)
         ready = time.monotonic()
+        before, longest = ready, 0.0  # the last step seen, the longest wait for a step (--idle auto)
         while True:
             why = tick()
             if why:
@@ -273,7 +274,10 @@ class AppRunner(Runner):
             last = watch.last_step_monotonic()
             if last is None and now - ready > plan.start_timeout_s:
                 return None
-            if last is not None and not plan.duration_s and now - max(last, ready) > plan.idle_s:
+            if last is not None and last > before:
+                longest, before = max(longest, last - before), last
+            self.idle_s = idle_limit(plan.idle_s, longest)
+            if last is not None and not plan.duration_s and now - max(last, ready) > self.idle_s:
                 return None
 
     def _flush(self, session: BrowserSession) -> None:
@@ -320,7 +324,9 @@ class AppRunner(Runner):
             return "failed", (f"every step counted zero WebGPU calls and the app failed: {describe_problem(problem)}; "
                               f"{m.steps} steps were received and kept")
         if plan.steps and m.steps < plan.steps:
-            return "failed", (f"the app stopped after {m.steps} of --steps {plan.steps} (no step for {plan.idle_s:g} s)"
+            idle = getattr(self, "idle_s", None) or idle_limit(plan.idle_s, 0.0)
+            return "failed", (f"the app stopped after {m.steps} of --steps {plan.steps} (no step for {idle:g} s"
+                              f"{'' if plan.idle_s is not None else ', --idle auto'})"
                               + (f"; first error: {describe_problem(problem)}" if problem else "")
                               + f"; {m.steps} steps were received and kept")
         return "ok", ""

@@ -343,6 +343,8 @@ class DawnDriver(BrowserDriver):
     only_when_named = True
     #: harness/plan.py resolve_browsers: a missing piece skips the cells instead of exit 2
     skipped_when_missing = True
+    #: harness/app_plan.py app_browsers: no page to open a user's web app in (``app`` refuses it)
+    opens_web_apps = False
 
     def locate(self, browser_path: str | None = None) -> DawnLocated:
         return locate_dawn(browser_path)

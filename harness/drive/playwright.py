@@ -8,11 +8,34 @@ what to launch (harness/drive/chromium.py, webkit.py); this module only drives i
 from __future__ import annotations
 
 import json
+import logging
 import time
 
 from harness.drive import processes
 from harness.drive.base import BrowserSession, Located, ProcessInfo, interrupts_deferred
 from harness.drive.reaper import REAPER
+
+
+#: What Playwright's Python side says when its node driver went away (Ctrl-C reaches the driver,
+#: which is in our process group, before us): playwright/_impl/_transport.py.
+DRIVER_CLOSED = "Connection closed while reading from the driver"
+
+
+class _DriverClosedFilter(logging.Filter):
+    """Drops asyncio's "Future exception was never retrieved" for a Playwright future that failed
+    only because the driver's connection closed (an interrupt, or a driver that died: the run
+    says which process died, in one line of its own)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (exc is not None and DRIVER_CLOSED in str(exc))
+
+
+def quiet_driver_close() -> None:
+    """Install :class:`_DriverClosedFilter` on the ``asyncio`` logger (once)."""
+    log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _DriverClosedFilter) for f in log.filters):
+        log.addFilter(_DriverClosedFilter())
 
 
 class PlaywrightSession(BrowserSession):
@@ -27,6 +50,7 @@ class PlaywrightSession(BrowserSession):
         from playwright.sync_api import sync_playwright
 
         self.engine = engine
+        quiet_driver_close()
         before = {p.pid for p in processes.descendants()}
         self._pw = sync_playwright().start()
         try:

@@ -31,7 +31,9 @@ def missing(v: Any) -> bool:
 
 
 def number(v: Any, digits: int = 4) -> str:
-    """``12.35``, ``1,234,567``; non-numbers as ``str(v)``; :data:`MISSING` when missing."""
+    """``12.35``, ``1,234``, ``1,234,567``: ``digits`` significant digits, every number of that
+    many integer digits or more whole with thousands separators (never ``1674`` beside ``1,684``);
+    non-numbers as ``str(v)``; :data:`MISSING` when missing."""
     if missing(v):
         return MISSING
     if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
@@ -39,7 +41,7 @@ def number(v: Any, digits: int = 4) -> str:
     f = float(v)
     if not math.isfinite(f):
         return MISSING
-    if abs(f) >= 1e4 or (f == int(f) and abs(f) >= 1000):  # 4 significant digits would need an exponent
+    if abs(f) >= 10 ** (digits - 1):  # 1,674 and 1,674.4 alike (the integer digits are the significant ones)
         return f"{f:,.0f}"
     return f"{f:.{digits}g}"
 

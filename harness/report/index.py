@@ -56,6 +56,9 @@ class RunEntry:
     budgets: dict[str, int] = field(default_factory=dict)
     configs: list[dict] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
+    #: the same findings under their scopes (``[(scope, [text, …]), …]`` in order: browser ·
+    #: adapter · WebGPU — workload@profile, e.g. an app run's cdp and proxy cells apart)
+    scoped_findings: list[tuple[str, list[str]]] = field(default_factory=list)
     has_report: bool = False
     problem: str | None = None
 
@@ -108,6 +111,10 @@ def read_run(d: Path) -> RunEntry:
                               "browser_version": "/".join(env.get("browser_version") or []),
                               "headline": _headline(g["metrics"])})
     e.findings = [f.get("text", "") for f in s.get("findings") or []]
+    for f in s.get("findings") or []:
+        if not e.scoped_findings or e.scoped_findings[-1][0] != f.get("scope", ""):
+            e.scoped_findings.append((f.get("scope", ""), []))
+        e.scoped_findings[-1][1].append(f.get("text", ""))
     return e
 
 

@@ -259,6 +259,7 @@ def upload_context(analysis, names: Names) -> dict | None:
 
 def statistics_context(analysis, names: Names) -> dict | None:
     """Context of statistics.j2: estimates, differences, budgets, auto-sampling, manifest."""
+    from harness.report.step_wording import step_word
     from harness.stats.estimators import N_RESAMPLES, SEED
 
     manifest = analysis.tables.manifest
@@ -273,6 +274,8 @@ def statistics_context(analysis, names: Names) -> dict | None:
         statuses[c.get("status")] = statuses.get(c.get("status"), 0) + 1
     return {
         "warmup": run.warmup, "confidence": run.confidence, "n_resamples": N_RESAMPLES, "seed": SEED,
+        # what one step is: ``step`` for an app run (its *_per_token metrics are per step)
+        "step": step_word(analysis.tables.summary["workload"].unique() if "workload" in analysis.tables.summary else []),
         "budgets": analysis.budgets, "auto": manifest.get("auto_sample"), "groups": groups,
         "metrics": [m for m in HEADLINE if any(m in g.metrics for g in groups)],
         "all_rows": [{"group": g.key.label, "metric": m, "e": e} for g in groups for m, e in g.metrics.items()],

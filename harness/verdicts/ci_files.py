@@ -126,9 +126,19 @@ def junit_xml(results: list[BudgetResult], path: Path, suite: str = "webgpu-harn
     return Path(path)
 
 
-def findings_markdown(findings: list[Finding], budgets: list[BudgetResult]) -> list[str]:
+def findings_markdown(findings: list[Finding], budgets: list[BudgetResult],
+                      diffs: list[S.Difference] | None = None) -> list[str]:
     """Lines of summary.md's "Findings": budget badges, then per scope one bullet per finding
-    (numbers in bold, value [95% CI]), the same sentences as the report's first section."""
+    (value [95% CI]), the same sentences as the report's first section. Numbers are in bold but
+    a difference's (``ref`` field ``diff``/``rel``): bold only when that difference of ``diffs``
+    is significant, as in the Differences table (bold means significant)."""
+    significant = {(d.a, d.b, d.metric) for d in diffs or [] if d.significant}
+
+    def bold(n) -> bool:
+        r = n.ref or {}
+        if n.value is None:  # no number, only what is missing ("too few floors (n=2; needs 3)")
+            return False
+        return r.get("field") not in ("diff", "rel") or (r.get("a"), r.get("b"), r.get("metric")) in significant
     out = ["### Findings", ""]
     if budgets:
         icon = {"passed": "✅ pass", "failed": "❌ fail", "skipped": "⏭️ skip"}
@@ -139,7 +149,7 @@ def findings_markdown(findings: list[Finding], budgets: list[BudgetResult]) -> l
             scope = f.scope
             out += ["", f"**{scope}**", ""]
         flags = "".join(f" ⚑ _{fl}_" for fl in f.flags)
-        out.append(f"- {f.text(lambda n: '**' + quantity(n) + '**')}{flags}".replace("|", "/"))
+        out.append(f"- {f.text(lambda n: '**' + quantity(n) + '**' if bold(n) else quantity(n))}{flags}".replace("|", "/"))
     if not findings:
         out.append("No findings: no cell produced statistics.")
     return out + [""]
@@ -147,16 +157,17 @@ def findings_markdown(findings: list[Finding], budgets: list[BudgetResult]) -> l
 
 def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budgets: list[BudgetResult],
              notes: list[str] | None = None, metrics: list[str] | None = None,
-             findings: list[Finding] | None = None) -> str:
+             findings: list[Finding] | None = None, step: str = "token") -> str:
     """Markdown summary: notes, the findings (when given), a table of headline metrics per
     group (value [95% CI]), the differences (significant ones, and every ``ms_per_token`` one),
-    budget verdicts."""
+    budget verdicts. ``step``: what one step is (``token``; ``step`` for an app run, whose
+    ``*_per_token`` metrics are per step)."""
     out = [f"## {title}", ""]
     out += [f"- {n}" for n in notes or []]
     if notes:
         out.append("")
     if findings is not None:
-        out += findings_markdown(findings, budgets)
+        out += findings_markdown(findings, budgets, diffs)
     if budgets:
         fails = [b for b in budgets if b.status == "failed"]
         out += [f"### Budgets: {len(budgets) - len(fails)} of {len(budgets)} passed"
@@ -170,9 +181,12 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
         metrics = metrics or [m for m in S.HEADLINE if any(m in g.metrics for g in run.groups.values())]
         from harness.own_terms import STEP_UNITS
 
-        step = "step" if all(k.workload in STEP_UNITS for k in run.groups) else "token"  # what a *_per_token is of
+        if step == "token" and all(k.workload in STEP_UNITS for k in run.groups):
+            step = "step"  # what a *_per_token is of
         out += [f"### Per configuration (value [95% CI]; per-{step} values after "
-                f"{run.warmup} warm-up {step}{'s' if run.warmup != 1 else ''}; {values_basis(metrics)})", "",
+                f"{run.warmup} warm-up {step}{'s' if run.warmup != 1 else ''}"
+                + (": the *_per_token metrics are per step" if step != "token" else "")
+                + f"; {values_basis(metrics)})", "",
                 "| configuration | measured on | reps | " + " | ".join(metrics) + " |",
                 "| --- | --- | --- | " + " | ".join("---" for _ in metrics) + " |"]
         for g in run.groups.values():

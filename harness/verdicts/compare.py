@@ -63,6 +63,11 @@ class Comparison:
     only_b: list[str]
     a_manifest: dict = field(repr=False, default_factory=dict)
     b_manifest: dict = field(repr=False, default_factory=dict)
+    #: configurations with ok cells in A whose every cell in B did not end ok: label → what B's
+    #: cells ended as (``failed (interrupted (Ctrl-C or SIGTERM) before this cell finished; …)``);
+    #: ``failed_a`` the other way round. Not in ``only_a``/``only_b``: the configuration was run.
+    failed_b: dict[str, str] = field(default_factory=dict)
+    failed_a: dict[str, str] = field(default_factory=dict)
 
     @property
     def differences(self) -> list[S.Difference]:
@@ -77,6 +82,7 @@ class Comparison:
         return {"a": run(self.a_name, self.a_dir, self.a_manifest), "b": run(self.b_name, self.b_dir, self.b_manifest),
                 "warmup_steps": self.a_stats.warmup, "confidence": self.a_stats.confidence,
                 "matches": [m.to_dict() for m in self.matches], "only_in_a": self.only_a, "only_in_b": self.only_b,
+                "failed_in_a": self.failed_a, "failed_in_b": self.failed_b,
                 "significant": sum(1 for d in self.differences if d.significant)}
 
 
@@ -92,10 +98,15 @@ def params_differences(a: S.GroupKey, b: S.GroupKey) -> list[str]:
     return [f"{k} {pa.get(k, '—')} → {pb.get(k, '—')}" for k in sorted(set(pa) | set(pb)) if pa.get(k) != pb.get(k)]
 
 
+def _loose_key(k: S.GroupKey, with_machine: bool) -> tuple:
+    """A configuration's key less its parameters."""
+    return (k.browser, k.workload, k.variant, k.profile, k.part) + ((k.machine,) if with_machine else ())
+
+
 def _loose_pairs(ka: dict, kb: dict, with_machine: bool) -> list[tuple[tuple, tuple]]:
     """Unmatched keys of A and B that differ only in parameters, one partner on each side."""
     def loose(k: S.GroupKey) -> tuple:
-        return (k.browser, k.workload, k.variant, k.profile, k.part) + ((k.machine,) if with_machine else ())
+        return _loose_key(k, with_machine)
 
     left_a = [m for m in ka if m not in kb]
     left_b = [m for m in kb if m not in ka]
@@ -121,6 +132,29 @@ def env_differences(a: S.GroupStats, b: S.GroupStats) -> list[str]:
         va, vb = a.env.get(k, []), b.env.get(k, [])
         if sorted(va) != sorted(vb):
             out.append(f"{k} {' / '.join(va) or '?'} → {' / '.join(vb) or '?'}")
+    return out
+
+
+def ended_as(run: S.RunStats, tables, keys: list[S.GroupKey], machine: bool) -> dict[S.GroupKey, str]:
+    """Each of ``keys`` (configurations of the other run) → how the cells of this run's same
+    configuration ended when none ended ok: ``failed (interrupted …)`` (summary.csv ``status``
+    and ``reason``, distinct ones joined). The same configuration: the same match key, else the one
+    that differs only in parameters when there is exactly one."""
+    s = tables.summary
+    ended = {}
+    for k, g in run.groups.items():
+        if g.cells or not g.failed:
+            continue
+        rows = s[s["cell"].isin(g.failed)]
+        said = list(dict.fromkeys(f"{r['status']} ({r['reason']})" if isinstance(r.get("reason"), str) and r["reason"]
+                                  else str(r["status"]) for _, r in rows.iterrows()))
+        ended[k] = "; ".join(said) or "failed"
+    out = {}
+    for k in keys:
+        same = [e for e in ended if _match_key(e, machine) == _match_key(k, machine)]
+        same = same or [e for e in ended if _loose_key(e, machine) == _loose_key(k, machine)]
+        if len(same) == 1:
+            out[k] = ended[same[0]]
     return out
 
 
@@ -152,8 +186,12 @@ def compare(a_tables, b_tables, a_name: str = "A", b_name: str = "B", warmup: in
         matches.append(Match(label, ga, gb, env_differences(ga, gb), diffs, pdiff))
     S.holm([d for m in matches for d in m.differences])  # the comparison's measured verdicts, corrected together
     used_a, used_b = {m for m, _ in common}, {m for _, m in common}
+    ended_b = ended_as(sb, b_tables, [ka[k] for k in ka if k not in used_a], machine)
+    ended_a = ended_as(sa, a_tables, [kb[k] for k in kb if k not in used_b], machine)
     return Comparison(str(a_dir), str(b_dir), a_name, b_name,
                       sa, sb, matches,
-                      [sa.groups[ka[k]].key.label for k in ka if k not in used_a],
-                      [sb.groups[kb[k]].key.label for k in kb if k not in used_b],
-                      a_tables.manifest, b_tables.manifest)
+                      [sa.groups[ka[k]].key.label for k in ka if k not in used_a and ka[k] not in ended_b],
+                      [sb.groups[kb[k]].key.label for k in kb if k not in used_b and kb[k] not in ended_a],
+                      a_tables.manifest, b_tables.manifest,
+                      {sa.groups[k].key.label: how for k, how in ended_b.items()},
+                      {sb.groups[k].key.label: how for k, how in ended_a.items()})

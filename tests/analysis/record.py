@@ -30,9 +30,10 @@ RECORDINGS = {
     "webkit-decode-loop": ["-b", "webkit", "-w", "decode-loop", "-p", "tiny", "-n", "16", "--memory-budget", "2GB"],
     # WebKitGTK: gc-retention allocation patterns (collections and the field report beside them)
     "webkit-gc-retention": ["-b", "webkit", "-w", "gc-retention", "-v", "minimal,js-churn,force-gc", "-n", "24"],
-    # Chromium and WebKitGTK in one run (the engines side by side), memory sampled every 50 ms
+    # Chromium and WebKitGTK in one run (the engines side by side), memory sampled every 50 ms; no
+    # memory budget (recorded when there was no default; keeps the no-budget case recorded)
     "mixed-decode-loop": ["-b", "chromium,webkit", "-w", "decode-loop", "-p", "tiny", "-n", "32", "--repeat", "2",
-                          "--memory-interval-ms", "50"],
+                          "--memory-interval-ms", "50", "--memory-budget", "none"],
     # Chromium: dispatch-overhead methods, fresh and reused bind groups, 3 rounds of N = 64
     "chromium-dispatch-overhead": ["-b", "chromium", "-w", "dispatch-overhead", "-n", "3", "--param", "n=64"],
     # Chromium: ort-run's conv-tiny, 3 session create/release cycles of 4 runs each (the per-cycle table)

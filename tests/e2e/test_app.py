@@ -233,3 +233,23 @@ def test_actions_that_fail_fail_the_cell_and_keep_the_samples(apps, tmp_path_fac
     assert cell["status"] == "failed" and cell["reason"].startswith(reason)
     kept = int(cell["reason"].rsplit("; ", 1)[1].split()[0])
     assert kept > 0 and len(steps_of(run, cell["cell"])) == kept, cell["reason"]
+
+
+def test_idle_auto_ends_a_fast_app_about_5_s_after_its_last_step_and_counts_the_samples_after_it(apps, tmp_path_factory):
+    # no --steps, no --idle: the compute app's steps take milliseconds, so --idle auto waits its
+    # 5 s floor (the old fixed default waited 30 s, ~120 sampling rounds after the last step)
+    r = app_run(tmp_path_factory, "idle-auto", f"{apps}/main-thread/?steps={N}", "-b", "chromium")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    run = load_run(r)
+    assert run.manifest["parameters"]["idle_s"] is None
+    (cell,) = run.manifest["cells"]
+    steps = steps_of(run, cell["cell"])
+    assert len(steps) == N and steps["create_bind_group"].tolist() == [3] * N
+    mem = run.memory[(run.memory["cell"] == cell["cell"]) & (run.memory["source"] == "psutil")]
+    rounds = mem.groupby("time_s")["after_last_step"].first().astype(bool)
+    after = mem.loc[mem["after_last_step"].astype(bool), "time_s"]
+    waited = after.max() - steps["end_s"].max()
+    assert 5 <= waited < 15, waited          # 5 s idle, the flush, one sampling period, a loaded machine
+    said = (f"`{cell['cell']}`: {int(rounds.sum())} of {len(rounds)} memory sampling rounds were taken after the last "
+            f"step ({N - 1}) ended")
+    assert said in (run.dir / "summary.md").read_text()

@@ -92,3 +92,35 @@ def test_interrupted_run_keeps_samples_and_writes_a_report(tmp_path):
     assert (d / "report.html").exists()
     statuses = [json.loads(x)["status"] for x in (d / "samples.jsonl").read_text().splitlines() if '"cell_status"' in x]
     assert statuses == ["failed", "failed"]
+
+
+@pytest.mark.full
+def test_ctrl_c_to_the_process_group_prints_the_one_interrupted_line_and_no_asyncio_noise(tmp_path):
+    # Ctrl-C reaches the whole foreground process group, Playwright's node driver included: its
+    # closed connection must not surface as "Future exception was never retrieved"
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import REPO
+
+    d = tmp_path / "r"
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "--browser", "chromium", "--workload", "decode-loop",
+                             "--profile", "tiny", "--variant", "fresh", "--tokens", "250", "--output", str(d)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (d / "samples.jsonl").exists() or (d / "samples.jsonl").read_text().count('"kind":"step"') < 5:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    # as `timeout -s INT` does: the harness, then its whole process group (one interrupt, twice)
+    os.kill(proc.pid, signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    both = " ".join((out + err).split())  # rich wraps lines at 80 columns off a terminal
+    assert f"interrupted: partial results and report in {d}" in both
+    for noise in ("Future exception was never retrieved", "Connection closed while reading from the driver",
+                  "Traceback", "interrupted again"):
+        assert noise not in both, both
