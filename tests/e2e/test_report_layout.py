@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_cli
+from page_fixtures import browser, shots  # noqa: F401 (pytest fixtures, shared with the other page tests)
 
 pytestmark = pytest.mark.full  # starts its own browser
 
@@ -30,23 +31,6 @@ def reports(tmp_path_factory) -> dict[str, Path]:
         assert r.returncode == 0, r.stdout + r.stderr
         out[name] = d / "report.html"
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium")
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("layout")
-    print(f"\nscreenshots and PDF: {d}")
-    return d
 
 
 #: Per cell of a table: its lines of text (the text's height ÷ line height) and the most lines its text could

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, run_cli
+from page_fixtures import browser, shots  # noqa: F401 (pytest fixtures, shared with the other page tests)
 
 pytestmark = pytest.mark.full   # browser runs of its own: make test-full
 
@@ -48,23 +49,6 @@ def root(tmp_path_factory) -> Path:
     r = run_cli("index", str(root))
     assert r.returncode == 0 and (root / "index.html").is_file(), r.stdout + r.stderr
     return root
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium")
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("screenshots")
-    print(f"\nscreenshots: {d}")
-    return d
 
 
 def open_page(browser, path: Path, shots: Path, name: str):
