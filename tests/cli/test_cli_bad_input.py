@@ -82,6 +82,15 @@ def test_unknown_emulation_option_is_one_line_error(tmp_path):
     (["--param", "seed=7"], "reserved"),
     (["--param", "=5"], "KEY=VALUE"),
     (["--param", "x=nan"], "finite"),
+    # a profile dimension: a whole number (as the profile's own) within 2^31 - 1, never 1e99 in the browser
+    (["--workload", "decode-loop", "--profile", "tiny", "--param", "max_tokens=1e99"], "is not a whole number from 0 to 2,147,483,647"),
+    (["--workload", "decode-loop", "--profile", "tiny", "--param", "max_tokens=2.5"], "is not a whole number"),
+    (["--workload", "decode-loop", "--param", "max_pending_dispatches=100001"], "100000"),
+    # a sweep's cells are counted before anything runs: at most 1,000 a run
+    (["--workload", "decode-loop", "--profile", "tiny",
+      "--param", "max_pending_dispatches=" + ",".join(map(str, range(1, 5001)))], "would make 10,000 cells"),
+    (["--browser", "chromium,webkit", "--workload", "decode-loop", "--profile", "tiny", "--repeat", "2",
+      "--param", "max_pending_dispatches=" + ",".join(map(str, range(1, 151)))], "1,200 cells (2 browser(s) × 600 per browser"),
     (["--memory-budget", "0"], "1 MiB"),
     (["--step-timeout-s", "0"], "> 0"),
     (["--profile", "tiny", "--tokens", "300"], "max_tokens=256"),
