@@ -91,7 +91,7 @@ def not_a_sample(s: Any) -> str | None:
     """Why a parsed line of samples.jsonl cannot be read as a sample, else None: not an object,
     a step without an integer ``step``, an object field that is not one, or a field of the
     wrong type, out of range or not finite by the rules the server applied on the wire
-    (harness/serve/samples.py ``line_problem``: a step numbered below 0 or above 10,000,000,
+    (harness/serve/lines.py ``line_problem``: a step numbered below 0 or above 10,000,000,
     NaN or Infinity anywhere, ``"rss_bytes": "lots"``)."""
     if not isinstance(s, dict):
         name = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(type(s), "null")
@@ -103,7 +103,7 @@ def not_a_sample(s: Any) -> str | None:
         if v is not None and not isinstance(v, dict):
             bad = [k for k in OBJECT_FIELDS if s.get(k) is not None and not isinstance(s[k], dict)]
             return f"{', '.join(bad)} not an object"
-    from harness.serve.samples import line_problem  # pydantic: loaded when a folder is read
+    from harness.serve.lines import line_problem  # pydantic: loaded when a folder is read
 
     return line_problem(s)
 

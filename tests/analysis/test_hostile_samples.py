@@ -1,7 +1,7 @@
 """Sample lines whose values break the rules they were written under (an adversarial tester's
 folders, round 2), on small copies of a recorded real run: non-finite numbers, strings where
 numbers belong, negative or huge step numbers, a manifest emptied of its cells. Each damaged line
-is refused at read time by the server's own models (harness/serve/samples.py ``line_problem``),
+is refused at read time by the server's own models (harness/serve/lines.py ``line_problem``),
 named ("line N: why") and makes its cell incomplete; nothing raises a traceback. The real CLI
 runs in-process; nothing starts a browser."""
 
