@@ -167,6 +167,31 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
     return wls, variants, profiles
 
 
+#: Largest value ``--param`` gives a profile dimension (``max_tokens``, ``hidden``…): 2^31 - 1, the
+#: largest signed 32-bit integer. The workloads size typed arrays, WGSL ``u32``/``i32`` values and
+#: buffers (GPUSize32 offsets) from them; beyond it a run could only fail in the browser.
+MAX_DIMENSION = 2**31 - 1
+#: Most cells one run may hold (browsers × workloads × variants × sweep points × repetitions):
+#: each cell starts a worker and is a row of every table; a larger matrix is several runs
+#: (``webgpu-harness merge`` puts their folders together).
+MAX_CELLS = 1_000
+
+
+def check_cell_count(n_browsers: int, options: Any) -> int:
+    """The number of cells ``n_browsers`` browsers × ``options`` (a :class:`CellOptions`, or
+    anything with its ``workloads``, ``variants``, ``sweeps`` and ``repeat``) make, counted
+    without listing them. Raises :class:`PlanError` above :data:`MAX_CELLS`."""
+    per_browser = options.repeat * sum(
+        len(options.variants[wl.name]) * math.prod(len(v) for v in options.sweeps.get(wl.name, {}).values())
+        for wl in options.workloads)
+    n = n_browsers * per_browser
+    if n > MAX_CELLS:
+        raise PlanError(f"this run would make {n:,} cells ({n_browsers} browser(s) × {per_browser:,} per browser: "
+                        f"workloads × variants × --param sweep values × --repeat); at most {MAX_CELLS:,} a run: "
+                        f"split it into several runs (webgpu-harness merge puts them together)")
+    return n
+
+
 def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str, str | None]
                    ) -> dict[str, dict[str, Any]]:
     """``--param`` values → per-workload overrides, each typed by the workload's declaration
@@ -192,9 +217,12 @@ def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str,
                 applied = True
             elif key in dims:
                 value = guess_scalar(text)
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                    raise PlanError(f"--param {key} {text!r} is not a non-negative number (a dimension of profile "
-                                    f"{profiles[wl.name]} of {wl.name})")
+                whole = isinstance(dims[key], int) and not isinstance(dims[key], bool)
+                if (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_DIMENSION
+                        or (whole and not isinstance(value, int))):
+                    raise PlanError(f"--param {key} {text!r} is not a {'whole' if whole else 'non-negative'} number "
+                                    f"from 0 to {MAX_DIMENSION:,} (a dimension of profile {profiles[wl.name]} of "
+                                    f"{wl.name}, {dims[key]!r} there)")
                 out[wl.name][key] = value
                 applied = True
         if not applied:
@@ -523,6 +551,10 @@ def resolve_cells(*, workload: Iterable[str] | None, variant: Iterable[str] | No
     for wl in wls:
         for point in sweep_points(sweeps.get(wl.name, {})):
             check_kv_capacity([wl], profiles, tokens, {wl.name: {**workload_params.get(wl.name, {}), **point}})
+    from types import SimpleNamespace
+
+    # per browser (run counts its browsers too), before the engine's files are looked at
+    check_cell_count(1, SimpleNamespace(workloads=wls, variants=variants, sweeps=sweeps, repeat=repeat))
     extra_roots = engine_params(wls, profiles, workload_params, model, ort_version, ort_dist)
     from harness.workloads import served_roots  # loaded by resolve_workloads by now
 

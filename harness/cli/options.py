@@ -25,7 +25,7 @@ VARIANT = typer.Option(None, "--variant", "-v", help="Variant(s) of the workload
 PROFILE = typer.Option(None, "--profile", "-p", help="Model profile from the workload's manifest. Default: the manifest's default profile.")
 TOKENS = typer.Option(64, "--tokens", "-n", help="Tokens (steps) to run per cell.")
 SEED = typer.Option(1, "--seed", help="Seed of the workload's random weights.")
-PARAM = typer.Option(None, "--param", help="Workload parameter KEY=VALUE (repeatable); each workload's manifest.json declares its parameters, and an unknown key or bad value is an error naming the valid ones. KEY=A,B,C sweeps a number, bool or enum parameter: one configuration per value, like variants (a list parameter's commas are its items).")
+PARAM = typer.Option(None, "--param", help="Workload parameter KEY=VALUE (repeatable); each workload's manifest.json declares its parameters, and an unknown key or bad value is an error naming the valid ones. KEY=A,B,C sweeps a number, bool or enum parameter: one configuration per value, like variants (a list parameter's commas are its items); a run holds at most 1,000 cells (browsers × variants × sweep values × --repeat).")
 REPEAT = typer.Option(1, "--repeat", help="Repetitions of every cell (run: a fresh browser context each, round-robin; serve: a URL each).")
 NO_PROBES = typer.Option(False, "--no-probes", help="Don't wrap WebGPU calls (timing only; counts recorded as missing).")
 WEBGPU = typer.Option("auto", "--webgpu", help="auto: the browser's WebGPU, emulated where it has none (WebKitGTK); real: never emulate (no WebGPU → skipped); emulated: always the JS emulation (modeled native memory).")

@@ -89,6 +89,7 @@ def build_plan(*, output, browser, headed, browser_path, memory_interval_ms, ste
         connect=reach.get("connect"), cdp_url=reach.get("cdp_url"), headed=headed,
         browser_args=list(browser_arg or []), browser_path=browser_path, https=bool(reach.get("https")))
     browsers = browsers or P.resolve_browsers(browser, browser_path)
+    P.check_cell_count(len(browsers), cells)
     plan = P.RunPlan(browsers=browsers, **cells.plan_fields(), headed=headed,
                      browser_path=browser_path, memory_interval_s=memory_interval_ms / 1000,
                      step_timeout_s=step_timeout_s, browser_args=list(browser_arg or []),

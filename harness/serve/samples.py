@@ -340,3 +340,4 @@ def check_sample(raw: Any) -> dict[str, Any]:
     if found:
         raise SampleRefused(found)
     return out
+

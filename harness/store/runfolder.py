@@ -65,7 +65,22 @@ def check_run_folder(run_dir: Path) -> dict[str, Any]:
         raise RunFolderError(f"{run_dir / 'manifest.json'} has no list of cells with ids: not a webgpu-harness run")
     if not files.check_regular(run_dir / "samples.jsonl"):
         raise RunFolderError(f"{run_dir} has no samples.jsonl: not a complete run folder")
+    if not cells:
+        named = _first_cell_named(run_dir / "samples.jsonl")
+        if named is not None:
+            raise RunFolderError(f"{run_dir / 'manifest.json'} lists no cells but samples.jsonl holds samples of cell "
+                                 f"{named!r}: the manifest was emptied or edited; every sample would be ignored")
     return doc
+
+
+def _first_cell_named(path: Path) -> str | None:
+    """The first cell id a line of ``path`` names (read line by line), else None."""
+    with files.open_regular(path) as fh:
+        for raw in fh:
+            m = _CELL_IN_LINE.search(raw)
+            if m:
+                return m.group(1).decode("utf-8", "replace")[:80]
+    return None
 
 
 #: Fields of a sample that are JSON objects when present (web/probes/, RESULTS.md).
@@ -73,8 +88,11 @@ OBJECT_FIELDS = ("counters", "live", "emulation", "extra", "adapter", "result")
 
 
 def not_a_sample(s: Any) -> str | None:
-    """Why a parsed line of samples.jsonl cannot be read as a sample (not an object, a step
-    without an integer ``step``, an object field that is not one), else None."""
+    """Why a parsed line of samples.jsonl cannot be read as a sample, else None: not an object,
+    a step without an integer ``step``, an object field that is not one, or a field of the
+    wrong type, out of range or not finite by the rules the server applied on the wire
+    (harness/serve/lines.py ``line_problem``: a step numbered below 0 or above 10,000,000,
+    NaN or Infinity anywhere, ``"rss_bytes": "lots"``)."""
     if not isinstance(s, dict):
         name = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(type(s), "null")
         return f"a JSON {name}, not an object"
@@ -85,7 +103,9 @@ def not_a_sample(s: Any) -> str | None:
         if v is not None and not isinstance(v, dict):
             bad = [k for k in OBJECT_FIELDS if s.get(k) is not None and not isinstance(s[k], dict)]
             return f"{', '.join(bad)} not an object"
-    return None
+    from harness.serve.lines import line_problem  # pydantic: loaded when a folder is read
+
+    return line_problem(s)
 
 
 @dataclass

@@ -71,7 +71,7 @@ def settle(cells: list[dict[str, Any]], samples: list[dict[str, Any]], bad: list
                 status, reason = "incomplete", (f"the manifest says ok but samples.jsonl holds no done sample of this "
                                                 f"cell; {n} steps were read")
             else:
-                missing = sorted(set(range(max(got) + 1)) - got)
+                missing = _gaps(got)
                 if missing:
                     status, reason = "incomplete", (f"step(s) {_ranges(missing)} missing from samples.jsonl; "
                                                     f"{n} steps were read")
@@ -87,14 +87,20 @@ def settle(cells: list[dict[str, Any]], samples: list[dict[str, Any]], bad: list
     return out
 
 
-def _ranges(values: list[int]) -> str:
-    """``[3, 4, 5, 9]`` → ``"3-5, 9"`` (at most 6 ranges, then how many more)."""
-    parts: list[str] = []
-    i = 0
-    while i < len(values):
-        j = i
-        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
-            j += 1
-        parts.append(str(values[i]) if i == j else f"{values[i]}-{values[j]}")
-        i = j + 1
-    return ", ".join(parts[:6]) + (f" and {len(parts) - 6} more ranges" if len(parts) > 6 else "")
+def _gaps(got: set[int]) -> list[tuple[int, int]]:
+    """The runs of step numbers missing from 0…max(``got``), as (first, last) pairs, in
+    O(n log n) of the steps read: a huge step number costs nothing (never a list of every
+    number below it)."""
+    out: list[tuple[int, int]] = []
+    expected = 0
+    for k in sorted(got):
+        if k > expected:
+            out.append((expected, k - 1))
+        expected = max(expected, k + 1)
+    return out
+
+
+def _ranges(gaps: list[tuple[int, int]]) -> str:
+    """``[(3, 5), (9, 9)]`` → ``"3-5, 9"`` (at most 6 ranges, then how many more)."""
+    parts = [str(a) if a == b else f"{a}-{b}" for a, b in gaps[:6]]
+    return ", ".join(parts) + (f" and {len(gaps) - 6} more ranges" if len(gaps) > 6 else "")

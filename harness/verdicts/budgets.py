@@ -184,6 +184,8 @@ def parse(text: str, source: str = "--budget", line: int | None = None, name: st
         if not math.isfinite(b.limit):
             bad(f"limit {rhs!r} is not a finite number")
         return b
+    if re.fullmatch(r"[+-]?(?:nan|inf|infinity)\s*[A-Za-z]*", rhs, re.I):  # float() reads them; never a variant
+        bad(f"limit {rhs!r} is not a finite number")
     ref = re.fullmatch(rf"(?:({_NUM})\s*\*\s*)?([A-Za-z_][A-Za-z0-9_.-]*)(?:\s*\*\s*({_NUM}))?", rhs)
     if not ref or (ref.group(1) and ref.group(3)):
         bad(f"limit {rhs!r} is not a number (e.g. 5000, 64KiB) or [factor *] variant (e.g. 0.95 * fresh)")

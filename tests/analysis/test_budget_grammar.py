@@ -35,6 +35,12 @@ def test_grammar(text, expect):
     ("decode-loop: ms_per_token <= 1 after token x", "'after token' needs a whole number"),
     ("a/b/c/d: ms_per_token <= 1", "is not [browser/]workload[/variant][@profile]"),
     ("decode-loop: max(live_bind_groups_growth_per_token) <= 1", "valid: slope"),
+    # float() reads these: never a variant named "nan" (compared later, exit 1)
+    ("chromium: ms_per_token <= nan", "limit 'nan' is not a finite number"),
+    ("chromium: ms_per_token <= inf", "limit 'inf' is not a finite number"),
+    ("chromium: ms_per_token <= -Infinity", "limit '-Infinity' is not a finite number"),
+    ("chromium: ms_per_token <= NaN ms", "limit 'NaN ms' is not a finite number"),
+    ("chromium: ms_per_token <= 1e999", "limit '1e999' is not a finite number"),
 ])
 def test_bad_budget_lines_name_what_is_wrong(text, message):
     with pytest.raises(B.BudgetError) as exc:

@@ -82,6 +82,15 @@ def test_unknown_emulation_option_is_one_line_error(tmp_path):
     (["--param", "seed=7"], "reserved"),
     (["--param", "=5"], "KEY=VALUE"),
     (["--param", "x=nan"], "finite"),
+    # a profile dimension: a whole number (as the profile's own) within 2^31 - 1, never 1e99 in the browser
+    (["--workload", "decode-loop", "--profile", "tiny", "--param", "max_tokens=1e99"], "is not a whole number from 0 to 2,147,483,647"),
+    (["--workload", "decode-loop", "--profile", "tiny", "--param", "max_tokens=2.5"], "is not a whole number"),
+    (["--workload", "decode-loop", "--param", "max_pending_dispatches=100001"], "100000"),
+    # a sweep's cells are counted before anything runs: at most 1,000 a run
+    (["--workload", "decode-loop", "--profile", "tiny",
+      "--param", "max_pending_dispatches=" + ",".join(map(str, range(1, 5001)))], "would make 10,000 cells"),
+    (["--browser", "chromium,webkit", "--workload", "decode-loop", "--profile", "tiny", "--repeat", "2",
+      "--param", "max_pending_dispatches=" + ",".join(map(str, range(1, 151)))], "1,200 cells (2 browser(s) × 600 per browser"),
     (["--memory-budget", "0"], "1 MiB"),
     (["--step-timeout-s", "0"], "> 0"),
     (["--profile", "tiny", "--tokens", "300"], "max_tokens=256"),
@@ -128,7 +137,7 @@ def test_missing_budget_file_is_bad_input(tmp_path):
 
 @pytest.mark.parametrize("line, words", [
     ("decode-loop/reuse: ms_per_token <= 0.95 * frseh", "'frseh' is not a variant"),
-    ("decode-loop/reuse: ms_per_token <= inf", "'inf' is not a variant"),
+    ("decode-loop/reuse: ms_per_token <= inf", "limit 'inf' is not a finite number"),
 ])
 def test_budget_naming_a_missing_variant_fails_before_the_run(line, words, tmp_path):
     r = run_cmd(tmp_path / "r", "--workload", "decode-loop", "--budget", line)

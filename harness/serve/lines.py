@@ -1,0 +1,121 @@
+"""A line of samples.jsonl read back (``report``, ``compare``, ``merge``): held to the rules it
+was written under. Re-analysis (harness/store/runfolder.py ``not_a_sample``) checks a posted
+kind against the model the server checked it against on the wire (harness/serve/samples.py), a
+harness record (``process_memory``…) against the types the harness writes, and every value for
+NaN/Infinity or an integer beyond 2^53; a line that fails is named and its cell incomplete.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.serve.samples import (RESERVED_KEYS, AppErrorSample, Count, DeviceLostSample, DeviceSample, DoneSample,
+                                   EnvSample, ErrorSample, FrameSample, HeartbeatSample, LogSample, OpenStepSample,
+                                   SkipSample, StepSample, UasmSample, UncapturedErrorSample, WorkerSample, _non_finite)
+
+_RECORD = ConfigDict(extra="allow", allow_inf_nan=False, strict=True)
+Seconds = Annotated[float, Field(ge=0)]
+
+
+class LineFields(BaseModel):
+    """What the harness adds to every line (:data:`RESERVED_KEYS`)."""
+
+    model_config = _RECORD
+    seq: Annotated[int, Field(ge=1)] | None = None
+    cell: str | None = None
+    received_s: Seconds | None = None
+    src: str | None = None
+    queue: Count | None = None
+
+
+class ProcessMemoryRecord(BaseModel):
+    """harness/probe/process_memory.py: one process's memory (bytes) and CPU time (s)."""
+
+    model_config = _RECORD
+    process_type: str | None = None
+    pid: Count | None = None
+    rss_bytes: Count | None = None
+    uss_bytes: Count | None = None
+    footprint_bytes: Count | None = None
+    cpu_user_s: Seconds | None = None
+    cpu_system_s: Seconds | None = None
+    time_s: Seconds | None = None
+    token: Count | None = None
+
+
+class WorkerHeapRecord(BaseModel):
+    """harness/probe/worker_heap.py: a worker's JS heap (bytes)."""
+
+    model_config = _RECORD
+    js_heap_bytes: Count | None = None
+    js_heap_total_bytes: Count | None = None
+    time_s: Seconds | None = None
+    token: Count | None = None
+
+
+class ClockSyncRecord(BaseModel):
+    """harness/probe/clock.py: one reading of the browser's clock against the harness's."""
+
+    model_config = _RECORD
+    time_s: Seconds | None = None
+    answered_s: Seconds | None = None
+    browser_ms: float | None = None
+    harness_epoch_ms: float | None = None
+
+
+class GcCheckpointRecord(BaseModel):
+    """harness/probe/gc_checkpoints.py: a forced (or asked) garbage collection."""
+
+    model_config = _RECORD
+    token: Count | None = None
+    time_s: Seconds | None = None
+    done_token: Count | None = None
+    done_s: Seconds | None = None
+
+
+class CellStatusRecord(BaseModel):
+    """harness/drive/runner.py: the harness's word on a cell."""
+
+    model_config = _RECORD
+    status: str
+    reason: str | None = None
+
+
+_POSTED = {m.model_fields["kind"].annotation.__args__[0]: m for m in (
+    EnvSample, StepSample, LogSample, ErrorSample, SkipSample, DoneSample, UasmSample, DeviceLostSample,
+    UncapturedErrorSample, HeartbeatSample, DeviceSample, OpenStepSample, AppErrorSample, FrameSample, WorkerSample)}
+_RECORDS = {"process_memory": ProcessMemoryRecord, "worker_heap": WorkerHeapRecord, "clock_sync": ClockSyncRecord,
+            "gc_checkpoint": GcCheckpointRecord, "cell_status": CellStatusRecord}
+
+
+def _first_error(exc: ValidationError) -> str:
+    e = exc.errors(include_url=False, include_context=False)[0]
+    where, got = ".".join(str(x) for x in e["loc"]) or "sample", e.get("input")
+    if isinstance(got, float) and not math.isfinite(got):  # an int field says "valid integer" otherwise
+        return f"{where}: not a finite number (NaN and Infinity are not JSON)"
+    return f"{where}: {e['msg']}"
+
+
+def line_problem(line: dict[str, Any]) -> str | None:
+    """Why one parsed line of samples.jsonl (a JSON object) breaks the rules it was written
+    under, else None: a posted kind (``step``, ``env``…) is checked against its model above
+    (as :func:`check_sample` / :func:`check_injected` did on the wire), a harness record
+    (``process_memory``…) against its record model, the fields the harness adds against
+    :class:`LineFields`, and every value for NaN/Infinity or an integer beyond 2^53. One line,
+    like :func:`check_sample`'s: the first field that is wrong and how."""
+    model = _POSTED.get(line.get("kind"))
+    try:
+        LineFields.model_validate({k: line[k] for k in RESERVED_KEYS if k in line})
+        if model is not None:
+            # a line the harness wrote for a sender (the Dawn host, ``native``) has no ``n``
+            model.model_validate({"n": 1, **{k: v for k, v in line.items() if k not in RESERVED_KEYS}})
+        elif line.get("kind") in _RECORDS:
+            _RECORDS[line["kind"]].model_validate(line)
+        return _non_finite(line)
+    except ValidationError as exc:
+        return _first_error(exc)
+    except RecursionError:
+        return "sample: nests too deeply"
