@@ -101,8 +101,11 @@ def _extend(samples: list[dict], cid: str, tokens: int) -> list[dict]:
                         n[k] = {f: _shift(v, q * growth[k].get(f, 0)) for f, v in s[k].items()}
                 out.append(n)
             elif q % MEMORY_EVERY == 0 and (s.get("token") or 0) + dtok < tokens:
-                out.append({**s, "cell": cid, "received_s": s["received_s"] + dt, "time_s": _shift(s.get("time_s"), dt),
-                            "token": _shift(s.get("token"), dtok)})
+                m = {**s, "cell": cid, "received_s": s["received_s"] + dt}
+                for k, d in (("time_s", dt), ("token", dtok)):  # only the kinds that carry one (uasm: neither)
+                    if k in s:
+                        m[k] = _shift(s[k], d)
+                out.append(m)
     shift = (cycles - 1) * duration
     out += [{**s, "cell": cid, "received_s": s["received_s"] + shift} for s in tail]
     return out

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.serve.samples import (RESERVED_KEYS, AppErrorSample, Count, DeviceLostSample, DeviceSample, DoneSample,
+from harness.serve.samples import (MAX_SAFE_INTEGER, RESERVED_KEYS, AppErrorSample, Count, DeviceLostSample, DeviceSample, DoneSample,
                                    EnvSample, ErrorSample, FrameSample, HeartbeatSample, LogSample, OpenStepSample,
                                    SkipSample, StepSample, UasmSample, UncapturedErrorSample, WorkerSample, _non_finite)
 
@@ -99,6 +99,27 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {e['msg']}"
 
 
+def _all_finite(value: Any) -> bool:
+    """Whether every number inside ``value`` (nested dicts and lists) is finite and within ±2^53:
+    the fast, pathless form of :func:`harness.serve.samples._non_finite`, which is asked only
+    for a line that fails (walking every line with paths tripled the time to read a 100,000-line
+    run)."""
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is dict:
+            stack.extend(x.values())
+        elif t is list:
+            stack.extend(x)
+        elif t is float:
+            if x - x != 0:  # NaN or ±Infinity
+                return False
+        elif t is int and not -MAX_SAFE_INTEGER <= x <= MAX_SAFE_INTEGER:
+            return False
+    return True
+
+
 def line_problem(line: dict[str, Any]) -> str | None:
     """Why one parsed line of samples.jsonl (a JSON object) breaks the rules it was written
     under, else None: a posted kind (``step``, ``env``…) is checked against its model above
@@ -114,7 +135,7 @@ def line_problem(line: dict[str, Any]) -> str | None:
             model.model_validate({"n": 1, **{k: v for k, v in line.items() if k not in RESERVED_KEYS}})
         elif line.get("kind") in _RECORDS:
             _RECORDS[line["kind"]].model_validate(line)
-        return _non_finite(line)
+        return None if _all_finite(line) else _non_finite(line)
     except ValidationError as exc:
         return _first_error(exc)
     except RecursionError:
