@@ -239,6 +239,10 @@ class Collector:
                     state.gaps = [tuple(g) for g in value]
                 elif name in ("limited", "limited_words"):
                     setattr(state, name, {tuple(k): v for k, v in value})
+                elif name == "last_progress_monotonic":
+                    # only forward: the runner sets it at the cell's start, which the child never hears of
+                    # (its value is the registration time until the page reports: the run's start)
+                    state.last_progress_monotonic = max(state.last_progress_monotonic, value)
                 else:
                     setattr(state, name, value)
         if state.outcome is not None:
