@@ -115,3 +115,25 @@ def test_a_cells_progress_clock_counts_from_its_start_not_from_registration(tmp_
             time.sleep(0.01)
     finally:
         c.close()
+
+
+def test_the_collector_ignores_ctrl_c_from_its_first_line(tmp_path):
+    # a terminal's Ctrl-C reaches the whole process group: the child, still importing its modules
+    # (pydantic …), printed a KeyboardInterrupt traceback before the harness's one line. Here a
+    # SIGINT goes to the child every few ms from the moment it exists until it answers
+    script = ("import sys; from harness.serve.collector import Collector; "
+              f"c = Collector({str(tmp_path)!r}); print('ready', flush=True); c.close()")
+    h = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    parent, hit = psutil.Process(h.pid), set()
+    while h.poll() is None:
+        for child in parent.children():
+            try:
+                os.kill(child.pid, signal.SIGINT)
+                hit.add(child.pid)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.005)
+    out, err = h.communicate()
+    assert hit, "no child was ever seen"
+    assert h.returncode == 0 and out == "ready\n", err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
