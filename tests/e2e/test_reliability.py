@@ -202,6 +202,32 @@ def test_an_app_whose_server_dies_mid_page_fails_with_that_reason_and_no_traceba
     assert "mid-body" in cell["reason"]
 
 
+def test_a_killed_sample_server_is_said_as_such_not_as_a_full_disk(tmp_path):
+    # the sample server (harness/serve/collector.py) SIGKILLed mid-cell with space left: the line
+    # names it, keeps what was written, and does not send the user to wait "once there is space"
+    import psutil
+
+    out = tmp_path / "killed"
+    p = _harness("run", "-b", "chromium", "-w", "decode-loop", "-p", "tiny", "-v", "fresh", "-n", "3000",
+                 "--param", "max_tokens=3000", "-o", str(out))
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and p.poll() is None:
+        text = (out / "samples.jsonl").read_text() if (out / "samples.jsonl").is_file() else ""
+        if text.count('"kind":"step"') >= 20:
+            break
+        time.sleep(0.2)
+    (server,) = [c for c in psutil.Process(p.pid).children() if "harness.serve.collector" in " ".join(c.cmdline())]
+    server.kill()
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 1, err[-2000:]
+    assert "Traceback" not in err, err[-3000:]
+    (line,) = [x for x in _error_lines(err) if x.startswith("error:")]
+    assert f"sample server (pid {server.pid}) exited (code -9)" in line and "once there is space" not in line, line
+    assert f"{out} keeps what was written before it went" in line, line
+    (cell,) = json.loads((out / "manifest.json").read_text())["cells"]
+    assert cell["status"] == "failed" and "sample server" in cell["reason"], cell
+
+
 # ------------------------------------------------------------ 7. Ctrl-C at any moment
 
 @pytest.mark.parametrize("delay_s", [0.3, 0.8, 1.5, 3.0, 6.0, 12.0])
