@@ -228,6 +228,23 @@ def test_a_killed_sample_server_is_said_as_such_not_as_a_full_disk(tmp_path):
     assert cell["status"] == "failed" and "sample server" in cell["reason"], cell
 
 
+def test_every_cell_gets_its_own_start_timeout_however_long_the_run(tmp_path):
+    # the start timeout counts from each cell's start: a run going past it (here 8 s, with memory
+    # samples every 50 ms landing before each page's env) has every cell ok. Before, the sample
+    # server's state took a cell's clock back to the run's start: "timed out: no progress … for
+    # 9 s before the worker reported" although each cell took ~1 s
+    t0 = time.monotonic()
+    r = run_cli("run", "-b", "chromium", "-w", "decode-loop", "-v", "fresh,reuse", "-p", "tiny", "-n", "4",
+                "--repeat", "6", "--start-timeout-s", "8", "--memory-interval-ms", "50", run_dir=tmp_path / "long",
+                timeout=600)
+    took = time.monotonic() - t0
+    cells = json.loads((tmp_path / "long" / "manifest.json").read_text())["cells"]
+    assert r.returncode == 0, [c["reason"] for c in cells if c["status"] != "ok"] or r.stderr[-2000:]
+    assert len(cells) == 12 and all(c["status"] == "ok" for c in cells)
+    assert json.loads((tmp_path / "long" / "manifest.json").read_text())["parameters"]["start_timeout_s"] == 8
+    assert took > 2 * 8, f"the run took {took:.0f} s: too short to pass the start timeout"
+
+
 # ------------------------------------------------------------ 7. Ctrl-C at any moment
 
 @pytest.mark.parametrize("delay_s", [0.3, 0.8, 1.5, 3.0, 6.0, 12.0])
