@@ -202,6 +202,39 @@ def test_an_app_whose_server_dies_mid_page_fails_with_that_reason_and_no_traceba
     assert "mid-body" in cell["reason"]
 
 
+def test_an_app_whose_server_stalls_after_its_headers_is_named_so(tmp_path):
+    stalled = socket.socket()
+    stalled.bind(("127.0.0.1", 0))
+    stalled.listen(16)
+    held = []
+
+    def serve_stalled():  # 200, Content-Length 100000, 50 bytes, then nothing (the connection stays open)
+        while True:
+            try:
+                conn, _ = stalled.accept()
+            except OSError:
+                return
+            held.append(conn)
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n"
+                         + b"<html><head></head>" + b"y" * 31)
+
+    threading.Thread(target=serve_stalled, daemon=True).start()
+    try:
+        r = run_cli("app", f"stalls=http://127.0.0.1:{stalled.getsockname()[1]}/", "-b", "chromium", "--inject", "proxy",
+                    "--start-timeout", "10", run_dir=tmp_path / "stalls", timeout=600)
+    finally:
+        stalled.close()
+        for c in held:
+            c.close()
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "Traceback" not in r.stdout + r.stderr, r.stderr[-3000:]
+    (cell,) = json.loads((tmp_path / "stalls" / "manifest.json").read_text())["cells"]
+    assert cell["status"] == "failed", cell
+    assert cell["reason"].startswith("the app's page stalled after its headers: GET /: the upstream answered HTTP 200 in "), cell["reason"]
+    assert "then sent only 50 of its 100,000 bytes before the page load gave up; then: could not open the app (proxy)" in cell["reason"]
+
+
 def test_a_killed_sample_server_is_said_as_such_not_as_a_full_disk(tmp_path):
     # the sample server (harness/serve/collector.py) SIGKILLed mid-cell with space left: the line
     # names it, keeps what was written, and does not send the user to wait "once there is space"
