@@ -675,6 +675,7 @@ class RunPlan:
                 "without_browser_args": self.without_browser_args, "probes": self.probes, "webgpu": self.webgpu,
                 "emulation_options": self.emulation_options, "memory_budget_bytes": self.memory_budget_bytes,
                 "memory_interval_s": self.memory_interval_s, "step_timeout_s": self.step_timeout_s,
+                "start_timeout_s": self.start_timeout_s,
                 "gc_checkpoints": self.gc_checkpoints, "sweeps": self.sweeps,
                 **({"remote": {b: {"kind": t.kind, "url": t.url} for b, t in self.remote.items()}}
                    if self.remote else {}),

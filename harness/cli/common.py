@@ -165,14 +165,17 @@ def finish(run_dir: Path, budgets=(), summary: bool = True, quiet_disk: bool = F
 
 def end_on_full_disk(runner, run_dir: Path, budgets=()) -> None:
     """When nothing more could be recorded (a full disk, the sample server gone): one line naming
-    the file and why, the report of what the folder holds where it still fits (no second line
+    the file and why (``once there is space`` only for a full disk), the report of what the folder holds where it still fits (no second line
     when it does not), exit 1. Returns when all went well."""
     full = runner.full()
     if not full:
         return
     failed = sum(1 for c in runner.cells if c.status not in ("ok", "skipped"))
-    err.print(f"error: {full}; {failed} cell(s) failed with it; {run_dir} keeps what was written (run "
-              f"`webgpu-harness report {run_dir}` once there is space)", highlight=False, markup=False, emoji=False,
+    if getattr(runner.store, "full", None) is not None or getattr(runner, "disk_full", None) is not None:
+        then = f"{run_dir} keeps what was written (run `webgpu-harness report {run_dir}` once there is space)"
+    else:  # the sample server went (killed, crashed) with space left: the report below is of what it wrote
+        then = f"{run_dir} keeps what was written before it went; the report below covers it"
+    err.print(f"error: {full}; {failed} cell(s) failed with it; {then}", highlight=False, markup=False, emoji=False,
               soft_wrap=True)
     finish(run_dir, budgets, summary=False, quiet_disk=True)
     raise typer.Exit(1)

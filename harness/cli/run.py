@@ -67,7 +67,7 @@ def sigterm_as_interrupt() -> None:
 
 
 def build_plan(*, output, browser, headed, browser_path, memory_interval_ms, step_timeout_s, browser_arg, without_flag,
-               reach: dict | None = None, gc_checkpoints: int = 0, sample_limit: list[str] | None = None,
+               reach: dict | None = None, start_timeout_s: float = 90.0, gc_checkpoints: int = 0, sample_limit: list[str] | None = None,
                **cell_options) -> tuple[P.RunPlan, Path]:
     """Every run option → ``(plan, run folder)``: ``cell_options`` are the options that shape a
     cell (harness/cli/options.py, shared with ``serve``); ``reach``: the remote-browser and
@@ -79,6 +79,8 @@ def build_plan(*, output, browser, headed, browser_path, memory_interval_ms, ste
     P.check_range(gc_checkpoints, 0, 100_000, "--gc-checkpoints")
     if not (isinstance(step_timeout_s, (int, float)) and 0 < step_timeout_s <= 86_400):
         raise P.PlanError(f"--step-timeout-s must be > 0 and at most 86400 (got {step_timeout_s})")
+    if not (isinstance(start_timeout_s, (int, float)) and 0 < start_timeout_s <= 86_400):
+        raise P.PlanError(f"--start-timeout-s must be > 0 and at most 86400 (got {start_timeout_s})")
     cells = O.resolve(**cell_options)
     limits = P.sample_limits(sample_limit)
     run_dir = P.check_new_run_dir(output or timestamped(runs_dir()))
@@ -92,7 +94,7 @@ def build_plan(*, output, browser, headed, browser_path, memory_interval_ms, ste
     P.check_cell_count(len(browsers), cells)
     plan = P.RunPlan(browsers=browsers, **cells.plan_fields(), headed=headed,
                      browser_path=browser_path, memory_interval_s=memory_interval_ms / 1000,
-                     step_timeout_s=step_timeout_s, browser_args=list(browser_arg or []),
+                     step_timeout_s=step_timeout_s, start_timeout_s=start_timeout_s, browser_args=list(browser_arg or []),
                      without_browser_args=list(without_flag or []), gc_checkpoints=gc_checkpoints,
                      remote=remote, host=reach.get("host") or "127.0.0.1", port=port,
                      public_url=(reach.get("public_url") or "").rstrip("/") or None,
@@ -235,6 +237,7 @@ def run(
     repeat: int = O.REPEAT,
     memory_interval_ms: int = typer.Option(250, "--memory-interval-ms", help="Period of the per-process RSS/USS sampler (ms)."),
     step_timeout_s: float = typer.Option(120.0, "--step-timeout-s", help="Fail a cell when no sample arrives for this long (s)."),
+    start_timeout_s: float = typer.Option(90.0, "--start-timeout-s", help="Fail a cell whose worker has not reported (its env sample) this long after the cell started (s): page load, adapter and device."),
     no_probes: bool = O.NO_PROBES,
     browser_arg: Optional[List[str]] = typer.Option(None, "--browser-arg", help="Extra browser command-line flag (repeatable)."),
     without_flag: Optional[List[str]] = typer.Option(None, "--without-flag", help="Drop one of the driver's default flags, e.g. --without-flag=--enable-unsafe-webgpu (repeatable)."),
@@ -275,7 +278,8 @@ def run(
         sampler = auto_sampler(auto_sample, timeout)
         plan, run_dir = build_plan(
             output=output, browser=browser, headed=headed, browser_path=browser_path,
-            memory_interval_ms=memory_interval_ms, step_timeout_s=step_timeout_s, browser_arg=browser_arg,
+            memory_interval_ms=memory_interval_ms, step_timeout_s=step_timeout_s, start_timeout_s=start_timeout_s,
+            browser_arg=browser_arg,
             without_flag=without_flag, gc_checkpoints=gc_checkpoints, sample_limit=sample_limit,
             reach=dict(webdriver_url=webdriver_url, capabilities=capabilities, connect=connect,
                        cdp_url=cdp_url, public_url=public_url, host=host, port=port, https=https,

@@ -65,6 +65,15 @@ def show_qr(url: str) -> None:
     sys.stdout.flush()
 
 
+def unreported(state) -> str:
+    """The reason of a served cell whose page posted samples (a log, a refused sample, a gap)
+    but whose worker never reported (no ``env``, no step) before serve stopped: what arrived,
+    counted by the senders' sequence numbers (:class:`harness.store.store.CellState`)."""
+    posted = sum(n - 1 for n in state.senders.values())
+    return (f"opened in a browser, but its worker never reported before serve stopped: {posted} sample(s) "
+            f"numbered by {len(state.senders)} sender(s) ({', '.join(sorted(state.senders))[:200]}), no env, no step")
+
+
 def settle_served_cells(runner) -> None:
     """Give each served cell whose worker reported done/skip/error its status (``device-lost``
     when the worker reported a lost device first, as in ``run``)."""
@@ -187,10 +196,17 @@ def serve(
     finally:
         server.__exit__(None, None, None)
     settle_served_cells(runner)  # outcomes that arrived since the last poll
+    from harness.drive.runner import finish_status
+
     for cell in runner.cells:
         st = runner.store.cells[cell.cell]
         if cell.status == "pending" and st.env is None and st.steps == 0:
-            cell.status, cell.reason = "skipped", "never opened in a browser while serve ran"
+            if not st.senders:  # no batch at all: no page of it ran
+                cell.status, cell.reason = "skipped", "never opened in a browser while serve ran"
+                continue
+            cell.status, cell.reason = finish_status(st, "failed", unreported(st))
+            runner.store.end(cell.cell, "failed")
+            runner.store.append(cell.cell, [{"kind": "cell_status", "status": cell.status, "reason": cell.reason}])
     runner.mark_unfinished("serve stopped before this cell finished")
     runner.write_manifest()
     runner.store.close()

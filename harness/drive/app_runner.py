@@ -91,6 +91,21 @@ def _one_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
+def _stalled(requests: list, app_url: str) -> str | None:
+    """``the app's page stalled after its headers: …`` when the proxy (harness/serve/proxy.py
+    request records) got the page's response headers but not its whole body, and no error: an
+    upstream that stopped sending (the page load then times out, saying only that), else None."""
+    from harness.serve.rewrite import DOCUMENT_DESTS
+
+    page = urlsplit(app_url).path or "/"
+    for r in requests:
+        if not r.whole and not r.error and (r.dest in DOCUMENT_DESTS or r.path.split("?", 1)[0] == page):
+            of = f" of its {int(r.length):,}" if (r.length or "").isdigit() else ""
+            return (f"the app's page stalled after its headers: {r.method} {r.path[:200]}: the upstream answered "
+                    f"HTTP {r.status} in {r.ms:,.0f} ms, then sent only {r.got:,}{of} bytes before the page load gave up")
+    return None
+
+
 class AppRunner(Runner):
     """Executes an :class:`~harness.app_plan.AppPlan` into ``run_dir`` (module docstring).
     The browser loop, launches, manifest and sample store are :class:`Runner`'s."""
@@ -162,8 +177,9 @@ class AppRunner(Runner):
                     session.open(cell.app_url, before_goto=injector.attach)
             except Exception as exc:
                 self._describe(cell, watch)
-                self._finish(cell, "failed", f"could not open the app ({cell.inject}): {_one_line(exc)}; "
-                                             f"{watch.steps()} steps were received and kept")
+                stalled = _stalled(proxy.requests, cell.app_url) if proxy is not None else None
+                self._finish(cell, "failed", (f"{stalled}; then: " if stalled else "") + f"could not open the app "
+                             f"({cell.inject}): {_one_line(exc)}; {watch.steps()} steps were received and kept")
                 return
             try:
                 cell.app_title = str(session.evaluate("document.title") or "")[:300]

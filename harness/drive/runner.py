@@ -81,6 +81,12 @@ def platform_from_user_agent(ua: str) -> str:
 Progress = Callable[[str, Cell, dict], None]
 #: Seconds between looks at the browser's process list (exits are recorded at this pace).
 PROCESS_LOOK_S = 0.5
+#: Processes that serve every page of a browser (Chrome's and WebKit's names, harness/drive/
+#: processes.py ``detail``): watched from one cell into the next of the same browser, so that one
+#: dying between cells (a WebKitNetworkProcess killed as a cell ended: the next page's fetch fails
+#: "Load failed") is named by the cell it broke. A page's own processes are not carried.
+BROWSER_WIDE = ("browser", "gpu-process", "utility (network.mojom.NetworkService)", "MiniBrowser",
+                "WebKitNetworkProcess", "WebKitGPUProcess", "Safari", "Networking", "GPU")
 
 
 def lost_or(state, status: str, reason: str) -> tuple[str, str]:
@@ -203,6 +209,8 @@ class Runner:
         #: processes a killed harness left running, ended when this run started
         self.reaped = reaped_since_start() + reap_stale()
         self._exits: list[dict] = []
+        #: (session, its processes watched in the last cell): the BROWSER_WIDE ones go on being watched
+        self._carried: tuple = (None, {})
         #: (certificate, key) the server uses under --https (set by the command before run())
         self.tls = plan.tls_files
 
@@ -349,21 +357,26 @@ class Runner:
         state.last_progress_monotonic = time.monotonic()  # the start timeout counts from now, not from registration
         cell.browser_version = session.version
         self.progress("start", cell, {})
-        self._exits = []
+        if not last_try:  # a second try keeps what the first saw exit
+            self._exits = []
+        carried_from, carried = self._carried
+        watched = {pid: what for pid, what in carried.items() if what in BROWSER_WIDE} if carried_from is session else {}
+        self._carried = (session, watched)
+        self._look_at_processes(session, cell, watched, BROWSER_WIDE)  # one gone since the last cell ended
         try:
             session.open(runner_url(base_url, cell.cell, self.token))
         except Exception as exc:
+            self._look_at_processes(session, cell, watched, BROWSER_WIDE)  # its network process gone, say
             if not last_try and state.env is None and state.steps == 0:
                 return False
-            self._finish(cell, "failed", f"could not open the runner page (twice, the second time in a fresh "
-                                         f"browser): {str(exc).splitlines()[0]}")
+            self._finish(cell, "failed", self._blame(f"could not open the runner page (twice, the second time in a "
+                                                     f"fresh browser): {str(exc).splitlines()[0]}"))
             return True
         cell.platform, cell.memory = session.platform, process_memory.describe(session)
         ctx = ProbeContext(self.store, cell.cell, session, self.plan)
         probes = [P(ctx) for P in PROBES if P.enabled(self.plan)]
         started = []
         seen_steps = 0
-        watched: dict[int, str] = {}
         next_look = 0.0
         try:
             for probe in probes:
@@ -378,9 +391,9 @@ class Runner:
                 if state.steps != seen_steps:
                     seen_steps = state.steps
                     self.progress("step", cell, {"steps": seen_steps})
-                if now >= next_look and state.env is not None:  # before: the last page's processes ending
+                if now >= next_look:  # before env only BROWSER_WIDE ones: the last page's processes end now
                     next_look = now + PROCESS_LOOK_S
-                    self._look_at_processes(session, cell, watched)
+                    self._look_at_processes(session, cell, watched, None if state.env is not None else BROWSER_WIDE)
                 why = session.dead()
                 if why:
                     self._look_at_processes(session, cell, watched)
@@ -426,9 +439,11 @@ class Runner:
         status, reason = lost_or(state, status, reason)
         self._finish(cell, *finish_status(state, status, self._blame(reason)))
 
-    def _look_at_processes(self, session: BrowserSession, cell: Cell, watched: dict[int, str]) -> None:
-        """Update ``watched`` (pid → process named for a reason) from the session's processes;
-        record a ``process_exit`` sample for each one gone since the last look."""
+    def _look_at_processes(self, session: BrowserSession, cell: Cell, watched: dict[int, str],
+                           only: tuple[str, ...] | None = None) -> None:
+        """Update ``watched`` (pid → process named for a reason) from the session's processes
+        (new ones only of the kinds in ``only`` when given); record a ``process_exit`` sample for
+        each one gone since the last look."""
         try:
             now = {p.pid: p for p in session.processes()}
         except Exception:  # a driver that cannot list processes any more: the exits show below
@@ -442,9 +457,11 @@ class Runner:
         for pid in now:
             if pid not in watched and procs.running(pid):
                 try:
-                    watched[pid] = procs.detail(psutil.Process(pid))
+                    what = procs.detail(psutil.Process(pid))
                 except Exception:
-                    watched[pid] = now[pid].process_type
+                    what = now[pid].process_type
+                if only is None or what in only:
+                    watched[pid] = what
 
     def _blame(self, reason: str) -> str:
         """``reason`` preceded by the browser processes that exited during the cell, so a

@@ -19,8 +19,8 @@ and after each change sends the cell's state back; a thread of the parent applie
 use one clock (``time.monotonic`` is system-wide on Linux and macOS: the parent's start is the
 child's).
 
-The child ignores Ctrl-C (the parent ends it after writing what it must) and exits when the pipe
-closes, so a killed harness leaves no server behind.
+The child ignores Ctrl-C from its start (the parent ends it after writing what it must) and exits
+when the pipe closes, so a killed harness leaves no server behind.
 """
 
 from __future__ import annotations
@@ -79,9 +79,14 @@ class Collector:
         self._conn = Connection(mine.detach())
         self._send_lock = threading.Lock()
         fd = theirs.fileno()
-        self._proc = subprocess.Popen([sys.executable, "-m", "harness.serve.collector", str(fd), str(self.run_dir),
-                                       repr(self._t0)], pass_fds=(fd,), stdin=subprocess.DEVNULL,
-                                      start_new_session=False)
+        # started with SIGINT blocked (a mask survives fork and exec): a Ctrl-C during the child's
+        # imports stays pending until it ignores the signal, instead of a KeyboardInterrupt traceback
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self._proc = subprocess.Popen([sys.executable, "-m", "harness.serve.collector", str(fd), str(self.run_dir),
+                                           repr(self._t0)], pass_fds=(fd,), stdin=subprocess.DEVNULL)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
         theirs.close()
         self._send(("limits", self.limits))
         self._reader = threading.Thread(target=self._read, name="harness-collector", daemon=True)
@@ -239,6 +244,10 @@ class Collector:
                     state.gaps = [tuple(g) for g in value]
                 elif name in ("limited", "limited_words"):
                     setattr(state, name, {tuple(k): v for k, v in value})
+                elif name == "last_progress_monotonic":
+                    # only forward: the runner sets it at the cell's start, which the child never hears of
+                    # (its value is the registration time until the page reports: the run's start)
+                    state.last_progress_monotonic = max(state.last_progress_monotonic, value)
                 else:
                     setattr(state, name, value)
         if state.outcome is not None:
@@ -269,7 +278,6 @@ class Served:
 
 def _child_main(conn, run_dir: str, t0: float) -> None:
     """The sample server process: a SampleStore, the HTTP server when asked, the pipe."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and then ends us
     from harness.store.store import SampleStore
 
     try:
@@ -365,21 +373,15 @@ def _child_main(conn, run_dir: str, t0: float) -> None:
 
 def _watch(store, changed) -> None:
     """Call ``changed(cell)`` after each page batch (and limit) the store takes."""
-    batch, limit = store.append_batch, store.limit
+    def watched(method):
+        def call(cell, *a, **k):
+            try:
+                return method(cell, *a, **k)
+            finally:
+                changed(cell)
+        return call
 
-    def append_batch(cell, *a, **k):
-        try:
-            return batch(cell, *a, **k)
-        finally:
-            changed(cell)
-
-    def limit_(cell, *a, **k):
-        try:
-            return limit(cell, *a, **k)
-        finally:
-            changed(cell)
-
-    store.append_batch, store.limit = append_batch, limit_
+    store.append_batch, store.limit = watched(store.append_batch), watched(store.limit)
 
 
 def _serve(store, spec: dict):
@@ -393,4 +395,6 @@ def _serve(store, spec: dict):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and then ends us (a pending
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one, from our start, is dropped)
     _child_main(Connection(int(sys.argv[1])), sys.argv[2], float(sys.argv[3]))

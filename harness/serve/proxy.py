@@ -142,6 +142,10 @@ class RequestRecord:
     note: str = ""
     #: how the upstream failed ("" when it answered whole)
     error: str = ""
+    #: body bytes the upstream sent so far (raw), its Content-Length, whether the body ended
+    got: int = 0
+    length: str | None = None
+    whole: bool = False
 
 
 def _error_text(exc: BaseException) -> str:
@@ -230,7 +234,8 @@ def create_proxy_app(upstream: str, core: InjectionCore, records: list[RequestRe
             elif top_level and (dest in WORKER_DESTS or entry) and (is_javascript(ctype) or not ctype):
                 injected = "worker"
         record = RequestRecord(request.method, target, resp.status_code, dest, ctype, None,
-                               round((time.monotonic() - started) * 1000, 2), round(started - t0, 3))
+                               round((time.monotonic() - started) * 1000, 2), round(started - t0, 3),
+                               length=resp.headers.get("content-length"))
         records.append(record)
         chunks = resp.aiter_raw()
         if injected is None:
@@ -242,7 +247,7 @@ def create_proxy_app(upstream: str, core: InjectionCore, records: list[RequestRe
             return _respond(StreamingResponse(_relay(chunks, record, None, resp.headers.get("content-length")), resp.status_code,
                                               background=BackgroundTask(resp.aclose)), out_headers)
         try:
-            raw, held = await _hold(chunks, _Decoder(encoding), INJECT_CAP_BYTES)
+            raw, held = await _hold(chunks, _Decoder(encoding), INJECT_CAP_BYTES, record)
         except (httpx.HTTPError, ValueError) as exc:
             await resp.aclose()
             record.status, record.error = 502, f"upstream {origin} failed mid-body ({_error_text(exc)})"
@@ -286,7 +291,7 @@ class _OriginFormOnly:
         await self.app(scope, receive, send)
 
 
-async def _hold(chunks, decoder: _Decoder, cap: int) -> tuple[bytes | None, list[bytes]]:
+async def _hold(chunks, decoder: _Decoder, cap: int, record: RequestRecord) -> tuple[bytes | None, list[bytes]]:
     """Read ``chunks`` (the upstream's raw body iterator) while its decoded size stays within
     ``cap``: (decoded body, raw chunks) when it fits, (None, raw chunks read so far) when it goes
     past, the rest left in ``chunks`` (memory stays within ``cap`` decoded plus what was read
@@ -296,6 +301,7 @@ async def _hold(chunks, decoder: _Decoder, cap: int) -> tuple[bytes | None, list
     size = 0
     async for chunk in chunks:
         raw.append(chunk)
+        record.got += len(chunk)  # what a stalled upstream sent is said (app_runner.py)
         piece, more = decoder.feed(chunk, cap - size + 1)
         out.append(piece)
         size += len(piece)
@@ -306,6 +312,7 @@ async def _hold(chunks, decoder: _Decoder, cap: int) -> tuple[bytes | None, list
     if more or size > cap:
         return None, raw
     out.append(piece)
+    record.whole = True
     return b"".join(out), raw
 
 
@@ -321,6 +328,7 @@ async def _relay(chunks, record: RequestRecord, held: list[bytes] | None = None,
     try:
         async for chunk in chunks:
             sent += len(chunk)
+            record.got = sent
             yield chunk
     except httpx.HTTPError as exc:
         record.error = f"the upstream's connection broke mid-body ({_error_text(exc)}; {sent} bytes passed on)"
@@ -328,6 +336,7 @@ async def _relay(chunks, record: RequestRecord, held: list[bytes] | None = None,
     if length is not None and length.isdigit() and sent < int(length):
         record.error = f"the upstream's connection broke mid-body ({sent} of its {length} bytes came)"
         raise UpstreamBroke(record.error)
+    record.whole = True
 
 
 def _respond(response: Response, pairs: list[tuple[str, str]], length: int | None = None) -> Response:

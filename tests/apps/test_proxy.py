@@ -320,3 +320,32 @@ def test_an_upstream_that_dies_mid_page_is_a_recorded_error_never_a_traceback(ho
         assert "connection broke mid-body" in proxy.requests[-1].error
     err = capfd.readouterr().err
     assert "Traceback" not in err and "Exception in ASGI application" not in err, err[-2000:]
+
+
+def test_the_proxy_records_how_much_of_a_body_came_and_whether_it_ended(proxied):
+    # an upstream that sends its headers and 50 of 100,000 bytes, then nothing: the record says
+    # so while the body is awaited (the app runner names the stall when the page load gives up)
+    base, proxy, _ = proxied
+    get(f"{proxy.url}/main-thread/", **{"sec-fetch-dest": "document"})
+    whole = proxy.requests[-1]
+    assert whole.whole and whole.got > 0 and not whole.error
+    upstream = socket.socket()
+    upstream.bind(("127.0.0.1", 0))
+    upstream.listen(4)
+    held = []
+
+    def stall():
+        conn, _ = upstream.accept()
+        held.append(conn)
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n" + b"y" * 50)
+
+    threading.Thread(target=stall, daemon=True).start()
+    with ReverseProxy(f"http://127.0.0.1:{upstream.getsockname()[1]}", InjectionCore(InjectConfig())) as p:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.get(f"{p.url}/", headers={"sec-fetch-dest": "document"}, timeout=2)
+        (r,) = p.requests
+        assert (r.status, r.got, r.length, r.whole, r.error) == (200, 50, "100000", False, "")
+        for c in held:
+            c.close()
+    upstream.close()

@@ -93,6 +93,7 @@ def test_unknown_emulation_option_is_one_line_error(tmp_path):
       "--param", "max_pending_dispatches=" + ",".join(map(str, range(1, 151)))], "1,200 cells (2 browser(s) × 600 per browser"),
     (["--memory-budget", "0"], "1 MiB"),
     (["--step-timeout-s", "0"], "> 0"),
+    (["--start-timeout-s", "-1"], "--start-timeout-s must be > 0"),
     (["--profile", "tiny", "--tokens", "300"], "max_tokens=256"),
     (["--browser", "chromium,webkit", "--browser-path", "/usr/bin/chromium"], "exactly one"),
 ])

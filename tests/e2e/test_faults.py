@@ -361,3 +361,40 @@ def test_a_killed_harness_whose_watchdog_died_too_is_cleaned_up_within_2_s_of_th
     assert nxt.returncode == 0, out + err
     assert "a killed harness left running" in out, out
     h.assert_clean()
+
+
+def test_webkit_network_process_killed_between_cells_is_named_by_the_next(tmp_path):
+    """WebKit's network process killed as the next cell starts (before its page loads): the exit
+    is recorded in that cell (a ``process_exit``) however the cell goes — its page may fail to
+    load ("could not open the runner page", "runner: Load failed") or WebKit may start a new
+    network process in time — and a failed cell's reason names it. The kill comes from the
+    runner's own progress callback, so it lands between the cells every time. Before, a cell
+    watched processes only once its worker reported: the exit was never named."""
+    from harness.drive.runner import Runner
+    from harness.plan import RunPlan
+    from harness.workloads import discover
+
+    killed: list[int] = []
+
+    def progress(event, cell, info):
+        if event == "start" and cell.variant == "reuse" and not killed:
+            for p in psutil.Process().children(recursive=True):
+                try:
+                    if p.name().startswith("WebKitNetworkPr"):
+                        p.kill()
+                        killed.append(p.pid)
+                except psutil.Error:
+                    pass
+
+    wl = discover()["decode-loop"]
+    plan = RunPlan(browsers=["webkit"], workloads=[wl], variants={"decode-loop": ["fresh", "reuse"]},
+                   profiles={"decode-loop": "tiny"}, tokens=8, start_timeout_s=20)
+    cells = {c.variant: c for c in Runner(plan, tmp_path / "run", progress=progress).run()}
+    assert len(killed) == 1, "no WebKitNetworkProcess found under the harness"
+    assert cells["fresh"].status == "ok", cells["fresh"].reason
+    samples = [json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    exits = [s for s in samples if s["kind"] == "process_exit" and ".reuse." in s["cell"]]
+    assert [(e["pid"], e["process_type"]) for e in exits] == [(killed[0], "WebKitNetworkProcess")], exits
+    reuse = cells["reuse"]
+    if reuse.status != "ok":
+        assert reuse.reason.startswith(f"WebKitNetworkProcess (pid {killed[0]}) exited before the first step; then: "), reuse.reason

@@ -202,6 +202,82 @@ def test_an_app_whose_server_dies_mid_page_fails_with_that_reason_and_no_traceba
     assert "mid-body" in cell["reason"]
 
 
+def test_an_app_whose_server_stalls_after_its_headers_is_named_so(tmp_path):
+    stalled = socket.socket()
+    stalled.bind(("127.0.0.1", 0))
+    stalled.listen(16)
+    held = []
+
+    def serve_stalled():  # 200, Content-Length 100000, 50 bytes, then nothing (the connection stays open)
+        while True:
+            try:
+                conn, _ = stalled.accept()
+            except OSError:
+                return
+            held.append(conn)
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n"
+                         + b"<html><head></head>" + b"y" * 31)
+
+    threading.Thread(target=serve_stalled, daemon=True).start()
+    try:
+        r = run_cli("app", f"stalls=http://127.0.0.1:{stalled.getsockname()[1]}/", "-b", "chromium", "--inject", "proxy",
+                    "--start-timeout", "10", run_dir=tmp_path / "stalls", timeout=600)
+    finally:
+        stalled.close()
+        for c in held:
+            c.close()
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "Traceback" not in r.stdout + r.stderr, r.stderr[-3000:]
+    (cell,) = json.loads((tmp_path / "stalls" / "manifest.json").read_text())["cells"]
+    assert cell["status"] == "failed", cell
+    assert cell["reason"].startswith("the app's page stalled after its headers: GET /: the upstream answered HTTP 200 in "), cell["reason"]
+    assert "then sent only 50 of its 100,000 bytes before the page load gave up; then: could not open the app (proxy)" in cell["reason"]
+
+
+def test_a_killed_sample_server_is_said_as_such_not_as_a_full_disk(tmp_path):
+    # the sample server (harness/serve/collector.py) SIGKILLed mid-cell with space left: the line
+    # names it, keeps what was written, and does not send the user to wait "once there is space"
+    import psutil
+
+    out = tmp_path / "killed"
+    p = _harness("run", "-b", "chromium", "-w", "decode-loop", "-p", "tiny", "-v", "fresh", "-n", "3000",
+                 "--param", "max_tokens=3000", "-o", str(out))
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and p.poll() is None:
+        text = (out / "samples.jsonl").read_text() if (out / "samples.jsonl").is_file() else ""
+        if text.count('"kind":"step"') >= 20:
+            break
+        time.sleep(0.2)
+    (server,) = [c for c in psutil.Process(p.pid).children() if "harness.serve.collector" in " ".join(c.cmdline())]
+    server.kill()
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 1, err[-2000:]
+    assert "Traceback" not in err, err[-3000:]
+    (line,) = [x for x in _error_lines(err) if x.startswith("error:")]
+    assert f"sample server (pid {server.pid}) exited (code -9)" in line and "once there is space" not in line, line
+    assert f"{out} keeps what was written before it went" in line, line
+    (cell,) = json.loads((out / "manifest.json").read_text())["cells"]
+    assert cell["status"] == "failed" and "sample server" in cell["reason"], cell
+
+
+def test_every_cell_gets_its_own_start_timeout_however_long_the_run(tmp_path):
+    # the start timeout counts from each cell's start: a run going past it (here 8 s, with memory
+    # samples every 50 ms landing before each page's env) has every cell ok. Before, the sample
+    # server's state took a cell's clock back to the run's start: "timed out: no progress … for
+    # 9 s before the worker reported" although each cell took ~1 s
+    t0 = time.monotonic()
+    r = run_cli("run", "-b", "chromium", "-w", "decode-loop", "-v", "fresh,reuse", "-p", "tiny", "-n", "4",
+                "--repeat", "6", "--start-timeout-s", "8", "--memory-interval-ms", "50", run_dir=tmp_path / "long",
+                timeout=600)
+    took = time.monotonic() - t0
+    cells = json.loads((tmp_path / "long" / "manifest.json").read_text())["cells"]
+    assert r.returncode == 0, [c["reason"] for c in cells if c["status"] != "ok"] or r.stderr[-2000:]
+    assert len(cells) == 12 and all(c["status"] == "ok" for c in cells)
+    assert json.loads((tmp_path / "long" / "manifest.json").read_text())["parameters"]["start_timeout_s"] == 8
+    assert took > 2 * 8, f"the run took {took:.0f} s: too short to pass the start timeout"
+
+
 # ------------------------------------------------------------ 7. Ctrl-C at any moment
 
 @pytest.mark.parametrize("delay_s", [0.3, 0.8, 1.5, 3.0, 6.0, 12.0])

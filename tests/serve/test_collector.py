@@ -91,3 +91,49 @@ def test_the_collector_goes_away_with_a_killed_harness(tmp_path):
         time.sleep(0.05)
     else:
         pytest.fail("the sample server outlived its harness")
+
+
+def test_a_cells_progress_clock_counts_from_its_start_not_from_registration(tmp_path):
+    # the runner registers every cell when the run starts and moves a cell's last progress to the
+    # moment it starts it; a harness-side sample (a memory reading) stored before the page reports
+    # brings the child's state back — which must not take that clock back to the registration
+    # (it did: every cell of a run past --start-timeout failed "timed out … before the worker reported")
+    c = Collector(tmp_path)
+    try:
+        c.register("c1", {"cell": "c1", "params": {}})
+        state = c.cells["c1"]
+        registered = state.last_progress_monotonic
+        time.sleep(0.3)
+        state.last_progress_monotonic = started = time.monotonic()   # what runner.py does at the cell's start
+        assert started - registered >= 0.3
+        c.append("c1", [{"kind": "process_memory", "source": "psutil", "pid": 1, "rss_bytes": 5, "time_s": 1.0}])
+        c.append("c1", [{"kind": "cell_status", "status": "x", "reason": "marker"}])
+        _wait(lambda: (tmp_path / "samples.jsonl").exists() and "marker" in (tmp_path / "samples.jsonl").read_text())
+        deadline = time.monotonic() + 2.0   # the child's state messages arrive meanwhile
+        while time.monotonic() < deadline:
+            assert state.last_progress_monotonic >= started, "the cell's start was taken back to its registration"
+            time.sleep(0.01)
+    finally:
+        c.close()
+
+
+def test_the_collector_ignores_ctrl_c_from_its_first_line(tmp_path):
+    # a terminal's Ctrl-C reaches the whole process group: the child, still importing its modules
+    # (pydantic …), printed a KeyboardInterrupt traceback before the harness's one line. Here a
+    # SIGINT goes to the child every few ms from the moment it exists until it answers
+    script = ("import sys; from harness.serve.collector import Collector; "
+              f"c = Collector({str(tmp_path)!r}); print('ready', flush=True); c.close()")
+    h = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    parent, hit = psutil.Process(h.pid), set()
+    while h.poll() is None:
+        for child in parent.children():
+            try:
+                os.kill(child.pid, signal.SIGINT)
+                hit.add(child.pid)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.005)
+    out, err = h.communicate()
+    assert hit, "no child was ever seen"
+    assert h.returncode == 0 and out == "ready\n", err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
