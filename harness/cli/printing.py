@@ -242,7 +242,7 @@ def print_differences(analysis) -> None:
         else:
             continue
         # significant / not significant; what is missing for either is in diff(d) (Difference.evidence)
-        mark = f" ({d.verdict})" if d.significant is not None else ""
+        mark = f" ({d.verdict})" if d.verdict in ("significant", "not significant") else ""
         say(f"  {d.b} vs {d.a}: {name} {diff(d)}{mark}")
 
 

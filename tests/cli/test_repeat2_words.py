@@ -1,0 +1,66 @@
+"""What every surface says of a real 2-repetition run of chromium and webkit (tests/analysis/
+kept-runs/chromium-webkit-repeat2, see its COMMAND), read through ``report`` in process: the
+console, summary.md, report.html and stats.json say the same thing because one place decides it
+(harness/stats/differences.py Difference.verdict / standing, harness/placement.py notes)."""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli import app
+
+RUN = Path(__file__).resolve().parents[1] / "analysis" / "kept-runs" / "chromium-webkit-repeat2"
+HOLM = "not significant after Holm's correction over 6 (p=0.021 > 0.0167)"
+EMULATED = "emulated WebGPU: its times are the emulation's JavaScript, not a GPU's: not compared"
+
+
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory):
+    d = shutil.copytree(RUN, tmp_path_factory.mktemp("r2") / "run")
+    r = CliRunner().invoke(app, ["report", str(d)])
+    assert r.exit_code == 0, r.stdout
+    return d, r.stdout
+
+
+def _diff_rows(d: Path) -> list[dict]:
+    import csv
+
+    return list(csv.DictReader((d / "differences.csv").open()))
+
+
+def test_holm_withdrawn_time_difference_names_holm_and_both_intervals(reported):
+    d, out = reported
+    row = next(r for r in _diff_rows(d) if r["metric"] == "ms_per_token" and r["a"].startswith("chromium"))
+    # measured: bootstrap [-0.5426, -0.2375], Welch across repetitions [-0.6379, -0.1471], p=0.021
+    assert float(row["diff_high"]) < 0 and float(row["reps_high"]) < 0 and row["significant"] == "False"
+    assert float(row["p_value"]) == pytest.approx(0.021, abs=5e-4) and row["evidence"].endswith(HOLM)
+    line = next(x for x in out.splitlines() if "chromium/decode-loop/reuse" in x and "ms_per_token" in x)
+    assert line.endswith(f"(across 2 + 2 repetitions: [-0.6379, -0.1471]) ({HOLM})"), line
+    stats = json.loads((d / "stats.json").read_text())
+    text = next(f["text"] for f in stats["findings"] if f["kind"] == "time_per_token" and "chromium" in f["scope"])
+    assert f"(both CIs exclude 0; {HOLM})" in text and "includes 0" not in text, text
+    md = (d / "summary.md").read_text()
+    assert f"(both CIs exclude 0; {HOLM})" in md
+    assert f"| ms_per_token | -0.4075 ms [-0.5426, -0.2375] (-6.1% [-8.1%, -3.6%]) (across 2 + 2 repetitions: " \
+           f"[-0.6379, -0.1471]) ({HOLM}) |" in md
+    assert HOLM in html.unescape((d / "report.html").read_text())
+
+
+def test_emulated_times_are_labelled_not_compared_on_every_surface(reported):
+    d, out = reported
+    row = next(r for r in _diff_rows(d) if r["metric"] == "ms_per_token" and r["a"].startswith("webkit"))
+    assert row["evidence"] == EMULATED and row["significant"] == "" and row["reps_low"] != ""
+    line = next(x for x in out.splitlines() if "webkit/decode-loop/reuse" in x and "ms_per_token" in x)
+    assert line.endswith(f"({EMULATED})"), line
+    md = (d / "summary.md").read_text()
+    md_row = next(x for x in md.splitlines() if x.startswith("| webkit/decode-loop/reuse@tiny") and "| ms_per_token |" in x)
+    assert md_row.endswith(f"({EMULATED}) |"), md_row
+    # 2 repetitions a side already: what is missing is a GPU, not repetitions
+    assert "--repeat 2 or more" not in md and "--repeat 2 or more" not in out
+
