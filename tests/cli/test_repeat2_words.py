@@ -64,3 +64,25 @@ def test_emulated_times_are_labelled_not_compared_on_every_surface(reported):
     # 2 repetitions a side already: what is missing is a GPU, not repetitions
     assert "--repeat 2 or more" not in md and "--repeat 2 or more" not in out
 
+
+def test_a_cell_whose_content_process_was_sampled_only_in_the_warm_up_says_so(reported):
+    import pandas as pd
+
+    d, out = reported
+    s = pd.read_csv(d / "summary.csv").set_index("cell")
+    cell = "chromium.decode-loop.reuse.tiny.r0"
+    # recorded: its renderer's last sampling round fell in warm-up step 0, none after
+    assert s.loc[cell, "content_rss_samples"] == 0 and s.loc[cell, "content_rss_bytes_max"] == 164409344
+    assert (s.drop(cell)["content_rss_samples"] > 0).all()  # every other cell has in-step samples
+    note = f"{cell}: content process not sampled after the warm-up"
+    assert sum(note in x for x in out.splitlines()) == 1
+    assert (d / "summary.md").read_text().count(f"`{cell}`: content process not sampled after the warm-up") == 1
+    page = html.unescape((d / "report.html").read_text())
+    assert note.replace(cell, f"<code>{cell}</code>") in page or f"{cell}</code>: content process not sampled after the warm-up" in page \
+        or note in page
+    assert "156.8 (n=0: warm-up only)" in page  # the cells table (the retention table is memory.j2's)
+    budget = next(x for x in out.splitlines() if "chromium decode-loop/reuse [tiny]:" in x and "memory budget" in x)
+    assert budget.endswith("not reached (max 164 MB of 2,048 MB): its content-process RSS rests on no in-step sample "
+                           "(content process not sampled after the warm-up)"), budget
+    others = [x for x in out.splitlines() if "memory budget" in x and x is not budget]
+    assert len(others) == 8 and sum("no in-step sample" in x for x in others) == 1
