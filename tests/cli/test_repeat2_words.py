@@ -86,3 +86,26 @@ def test_a_cell_whose_content_process_was_sampled_only_in_the_warm_up_says_so(re
                            "(content process not sampled after the warm-up)"), budget
     others = [x for x in out.splitlines() if "memory budget" in x and x is not budget]
     assert len(others) == 8 and sum("no in-step sample" in x for x in others) == 1
+
+
+def test_memory_class_sentences_cover_only_their_variants_and_give_n_per_variant(reported):
+    import pandas as pd
+
+    d, _ = reported
+    ms = pd.read_csv(d / "memory_series.csv")
+    live = ms[(ms["series"] == "bind_groups_live") & ms["group"].str.startswith("chromium")]
+    # recorded: fresh bounded in its repetitions, reuse flat (constant 42)
+    assert set(live.loc[live["group"].str.contains("/reuse@"), "class"]) == {"flat"}
+    assert "bounded" in set(live.loc[live["group"].str.contains("/fresh@"), "class"])
+    stats = json.loads((d / "stats.json").read_text())
+    chromium = [f for f in stats["findings"] if f["kind"] == "memory_classes" and f["scope"].startswith("chromium")]
+    bounded = [f for f in chromium if f["text"].startswith("Bounded") and "GPUBindGroup" in f["text"]]
+    assert [f["covers"] for f in bounded] == [["fresh"]] and bounded[0]["text"].endswith("(variant: fresh)")
+    flat_live = [f for f in chromium if f["text"].startswith("Flat") and "live GPUBindGroup" in f["text"]]
+    assert [f["covers"] for f in flat_live] == [["reuse"]]
+    few = next(f["text"] for f in chromium if f["text"].startswith("No class, too few samples"))
+    heap = ms[(ms["series"] == "js_heap_bytes") & ms["group"].str.startswith("chromium")]
+    per = {v: ", ".join(str(int(p)) for p in heap.loc[heap["group"].str.contains(f"/{v}@"), "points"])
+           for v in ("fresh", "reuse")}
+    assert per == {"fresh": "3, 4", "reuse": "1, 2"}
+    assert "worker JS heap used (CDP, measured) (fresh n=3, 4 tokens; reuse n=1, 2 tokens)" in few, few
