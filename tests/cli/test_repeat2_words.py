@@ -109,3 +109,24 @@ def test_memory_class_sentences_cover_only_their_variants_and_give_n_per_variant
            for v in ("fresh", "reuse")}
     assert per == {"fresh": "3, 4", "reuse": "1, 2"}
     assert "worker JS heap used (CDP, measured) (fresh n=3, 4 tokens; reuse n=1, 2 tokens)" in few, few
+
+
+def test_gc_versus_latency_follows_the_runs_rule_for_times(reported):
+    from harness import pipeline
+
+    d, _ = reported
+    a = pipeline.analyse(d)
+    rows = {g["group"]: g for g in a.workloads["memory"]["gc_latency"]}
+    fresh = rows["chromium/decode-loop/fresh@tiny"]
+    # recorded: the pooled token bootstrap excludes 0 ([0.172, 2.86] ms), which once read "significant"
+    assert fresh["low"] > 0 and fresh["reps"] == 2 and fresh["reps_low"] < 0 < fresh["reps_high"]
+    assert fresh["significant"] is False and fresh["p_value"] > 0.05 / 7
+    assert fresh["verdict"].startswith("not significant (2 repetitions, Welch's t over per-repetition medians; "
+                                       "Bonferroni with the run's 6 measured differences: p=")
+    assert fresh["verdict"].endswith("google swiftshader: CPU adapter (SwiftShader) — not GPU times")
+    webkit = rows["webkit/decode-loop/fresh@tiny"]
+    assert webkit["significant"] is None and "not compared" in webkit["verdict"]
+    page = html.unescape((d / "report.html").read_text())
+    table = page[page.index("<h3>GC vs latency</h3>"):]
+    table = table[:table.index("</table>")]
+    assert "<td>significant</td>" not in table and fresh["verdict"] in table
