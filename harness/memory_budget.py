@@ -60,16 +60,22 @@ def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd
     summary["memory_budget_counted_bytes_last"] = last
 
 
-def budget_reading(killed, counted_max, budget) -> str | None:
+def budget_reading(killed, counted_max, budget, content_in_steps=None) -> str | None:
     """The one wording of a cell's (or a variant's) memory budget, printed by every surface
     (report.html's retention table, findings, summary.md): ``"token 12"`` when the budget was
     passed at token 12 (``would_be_killed_at_token``), ``"not reached (max 165 MB of 400 MB)"``
     when it was not (``memory_budget_counted_bytes_max``: the most it counted, MB = 10⁶ bytes),
-    ``"not measured (…)"`` when nothing it counts was sampled; None without a budget."""
+    ``"not measured (…)"`` when nothing it counts was sampled; None without a budget.
+    ``content_in_steps``: summary.csv ``content_rss_samples`` (content-process sampling rounds
+    placed on a step after the warm-up) where known: at 0 a reading not reached says it rests on
+    no in-step sample (harness/placement.py ``NOT_SAMPLED_AFTER_WARMUP``)."""
     if budget is None or pd.isna(budget) or not budget:
         return None
     if killed is not None and not pd.isna(killed):
         return f"token {int(killed)}"
     if counted_max is None or pd.isna(counted_max):
         return "not measured (no content process RSS or modeled bytes were sampled)"
-    return f"not reached (max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB)"
+    said = f"not reached (max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB)"
+    if content_in_steps is not None and not pd.isna(content_in_steps) and int(content_in_steps) == 0:
+        said += ": its content-process RSS rests on no in-step sample (content process not sampled after the warm-up)"
+    return said

@@ -314,8 +314,9 @@ def measurement_notes(summary: pd.DataFrame, manifest: dict) -> list[str]:
     """What summary.md, the report and the console say about how complete each cell's
     measurement is: how step times met the harness clock (memory samples are placed on steps by
     it), each app cell's realms and their shares, every warning of a cell (a worker or frame
-    not measured, a device lost or made again, the app's errors) and each cell whose worker's JS
-    heap was not available, one line each."""
+    not measured, a device lost or made again, the app's errors), each cell whose content process
+    was sampled only in the warm-up (:data:`NOT_SAMPLED_AFTER_WARMUP`) and each cell whose worker's
+    JS heap was not available, one line each."""
     out = []
     clocks = summary[summary["clock"].notna()] if "clock" in summary else summary.iloc[0:0]
     if len(clocks):
@@ -336,11 +337,30 @@ def measurement_notes(summary: pd.DataFrame, manifest: dict) -> list[str]:
         out += [f"⚠ `{c['cell']}`: {w}" for w in c.get("warnings") or []]
     # the worker's JS heap: a memory series these cells do not have (a skipped cell measured nothing)
     measured = summary[summary["status"] != "skipped"] if "status" in summary else summary
+    out += [f"⚠ `{c}`: {NOT_SAMPLED_AFTER_WARMUP}" for c in warmup_only_content(measured)]
     no_heap = [r["cell"] for _, r in measured.iterrows()
                if isinstance(r.get("js_heap"), str) and r.get("js_heap").startswith("not available")]
     if no_heap:
         out.append(f"{_cells_words(no_heap, len(summary))}: {JS_HEAP_NOT_AVAILABLE}")
     return out
+
+
+#: What summary.md, the report and the console say of a cell whose content process was sampled only
+#: before or during warm-up step 0 (summary.csv ``content_rss_samples`` 0, ``content_rss_bytes_max`` set).
+NOT_SAMPLED_AFTER_WARMUP = ("content process not sampled after the warm-up (its only sampling rounds with it fell "
+                            "before or inside warm-up step 0): its content-process RSS max is a warm-up reading and its "
+                            "memory-budget reading rests on no in-step sample")
+
+
+def warmup_only_content(summary: pd.DataFrame) -> list[str]:
+    """Cells (summary.csv rows) whose content process was sampled (``content_rss_bytes_max``)
+    but in no step after the warm-up (``content_rss_samples`` 0): what they say of the content
+    process and of a memory budget rests on warm-up samples only. Cells never sampling it are
+    harness/process_types.py ``content_notes``'s."""
+    if "content_rss_samples" not in summary or "content_rss_bytes_max" not in summary:
+        return []
+    n = pd.to_numeric(summary["content_rss_samples"], errors="coerce")
+    return list(summary.loc[(n == 0) & summary["content_rss_bytes_max"].notna(), "cell"])
 
 
 #: What summary.md, the report and the console say of a cell whose browser gave no way to read the

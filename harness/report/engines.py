@@ -13,11 +13,12 @@ per-type totals); which process type plays which role: :data:`harness.report.fin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.report import format as F
 from harness.stats.cells import slope_series
 from harness.report.finding import NOT_TOKENS, PROCESS_ROLES, Number, env_row
+from harness.report.step_wording import per_step
 from harness.stats.run import GroupStats, RunStats, available_metrics
 
 
@@ -104,7 +105,8 @@ def numbers(tables, run: RunStats) -> dict | None:
                 e = engine_key(g)
                 panels[e]["provenance"] = F.provenance(env_row(g))
                 if metric in g.metrics:
-                    growth[g.key.variant]["cells"][e] = Number.of(g.metrics[metric], g.key.label)
+                    n = Number.of(g.metrics[metric], g.key.label)  # a rate in the workload's step unit
+                    growth[g.key.variant]["cells"][e] = replace(n, unit=per_step(n.unit, g.key.workload))
                 for cid in g.cells:
                     x, y = slope_series(cells[cid], metric, 0)
                     if len(x):

@@ -140,14 +140,16 @@ def time_per_token(inp: Inputs) -> list[Finding]:
             out.append(Finding("time_per_token", inp.scope(fam[0]),
                                [f"No significant difference in ms per token between "
                                 f"{', '.join(g.key.variant for g in fam)} ("
-                                + "; ".join(sorted({d.evidence for d in diffs if d.significant is False}))
-                                + ": each 95% CI includes 0)."], time_flags(fam[0])))
+                                + "; ".join(sorted({d.standing for d in diffs if d.significant is False}))
+                                + ")."], time_flags(fam[0])))
         if unclaimed:
             pairs = ", ".join(f"{labels.get(d.b, d.b)} vs {labels.get(d.a, d.a)}" for d in unclaimed)
             why = "; ".join(sorted({d.evidence for d in unclaimed}))
+            # the hint only where fewer repetitions are what is missing (not emulation, not shared processes)
+            hint = ("; --repeat 2 or more compares across repetitions"
+                    if any("within-run only" in d.evidence for d in unclaimed) else "")
             out.append(Finding("time_per_token", inp.scope(fam[0]),
-                               [f"ms per token, {pairs}: no significance claimed ({why}; --repeat 2 or more compares "
-                                "across repetitions)."], time_flags(fam[0])))
+                               [f"ms per token, {pairs}: no significance claimed ({why}{hint})."], time_flags(fam[0])))
     return out
 
 
@@ -245,7 +247,7 @@ def compare_findings(comparison) -> list[Finding]:
             if d.rel is not None:
                 parts += [" (", Number.rel(d), ")"]
             if not d.significant:
-                parts += [" (not significant)" if d.significant is False else f" (no significance claimed: {d.verdict})"]
+                parts += [f" ({d.verdict})" if d.significant is False else f" (no significance claimed: {d.verdict})"]
         flags = [f"environment differs: {'; '.join(m.env_differs)}"] if m.env_differs else []
         flags += time_flags(m.b) if any(d.metric == "ms_per_token" for d in shown) else []
         out.append(Finding("compare", m.label, parts + ["."], flags))

@@ -164,17 +164,23 @@ def memory_classes(inp: Inputs) -> list[Finding]:
         labels = {g.key.label: g for g in fam}
         mine = [r for r in rows if r.get("group") in labels and _shown_series(r.get("series", ""))]
         series = list(dict.fromkeys(r["series"] for r in mine))
-        calm: dict[str, list[str]] = {k: [] for k in CALM}
+        # (class, the variants it holds for) → series: a sentence covers only the variants it is true of
+        calm: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         few = []
         for name in series:
             rs = [r for r in mine if r["series"] == name]
             label = rs[0].get("label") or name
             kinds = {r.get("class") for r in rs}
             if kinds == {"too-few-samples"}:
-                few.append(f"{label} ({_n_tokens(max(int(r.get('points') or 0) for r in rs))})")
+                few.append(f"{label} ({_n_per_variant(fam, rs)})")
                 continue
             if kinds <= set(CALM):
-                calm["flat" if kinds == {"flat"} else "bounded"].append(label)
+                for kind in CALM:  # a variant is bounded where any repetition's series is, flat where all are
+                    held = tuple(g.key.variant for g in fam if (kind == "bounded") == any(
+                        r.get("class") == "bounded" for r in rs if r["group"] == g.key.label)
+                        and any(r["group"] == g.key.label for r in rs))
+                    if held:
+                        calm.setdefault((kind, held), []).append(label)
                 continue
             parts: list = [f"{label[:1].upper()}{label[1:]}: "]
             for i, g in enumerate(g for g in fam if any(r["group"] == g.key.label for r in rs)):
@@ -190,9 +196,9 @@ def memory_classes(inp: Inputs) -> list[Finding]:
                                      r.get("floor_ci_high"), 1, "theil-sen",
                                      {"workload": "memory", "cell": r["cell"], "series": name, "field": "floor_slope"})]
             out.append(Finding("memory_classes", inp.scope(fam[0]), parts + ["."]))
-        for kind, names in calm.items():
-            if names:
-                out.append(Finding("memory_classes", inp.scope(fam[0]), [f"{CALM[kind]}: {', '.join(names)}."]))
+        for (kind, held), names in sorted(calm.items(), key=lambda kv: list(CALM).index(kv[0][0])):
+            out.append(Finding("memory_classes", inp.scope(fam[0]), [f"{CALM[kind]}: {', '.join(names)}."],
+                               covers=list(held)))
         if few:
             out.append(Finding("memory_classes", inp.scope(fam[0]),
                                [f"No class, too few samples (a class needs {MIN_POINTS} positions): {', '.join(few)}."]))
@@ -238,6 +244,20 @@ def gc_checkpoints(inp: Inputs) -> list[Finding]:
                                [f"GC checkpoints (--gc-checkpoints {every}: a forced collection after every "
                                 f"{every} tokens): {'; '.join(parts)}."]))
     return out
+
+
+def _n_per_variant(fam, rs: list[dict]) -> str:
+    """``fresh n=3, 4 tokens; reuse n=1 token in each of 2 repetitions``: how many positions each
+    variant's series had, per repetition (memory_series.csv ``points``); no variant name for a
+    family of one variant."""
+    out = []
+    for g in fam:
+        pts = [int(r.get("points") or 0) for r in rs if r["group"] == g.key.label]
+        if pts:
+            n = (_n_tokens(pts[0]) + (f" in each of {len(pts)} repetitions" if len(pts) > 1 else "")
+                 if len(set(pts)) == 1 else f"n={', '.join(map(str, pts))} tokens")
+            out.append(n if len(fam) == 1 else f"{g.key.variant} {n}")
+    return "; ".join(out)
 
 
 def _n_tokens(n: int) -> str:

@@ -25,6 +25,7 @@ from harness.report.charts import Names
 from harness.report.sections import SECTIONS
 from harness.report.workload_charts import dispatch_label
 from harness.report.finding import measured_on, quantity, values_basis
+from harness.report.step_wording import per_step
 
 TEMPLATES = locations.templates_dir()
 #: Trace types of plotly.js's "basic" bundle (``plotly.js-basic-dist-min``, pinned in package.json:
@@ -97,7 +98,7 @@ def environment() -> jinja2.Environment:
                        provenance=F.provenance, driven_by=F.driven_by, mean_interval=F.mean_interval, share=F.share,
                        ci_svg=ci_svg, dispatch_label=dispatch_label, quantity=quantity, profile=F.profile, text=F.text,
                        wbr=wbr, reason=F.reason)
-    env.filters.update(measured_on=measured_on, values_basis=values_basis)
+    env.filters.update(measured_on=measured_on, values_basis=values_basis, per_step=per_step)
     env.tests["missing"] = F.missing
     env.tests["string"] = lambda v: isinstance(v, str)
     return env

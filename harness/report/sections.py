@@ -278,7 +278,8 @@ def statistics_context(analysis, names: Names) -> dict | None:
         "step": step_word(analysis.tables.summary["workload"].unique() if "workload" in analysis.tables.summary else []),
         "budgets": analysis.budgets, "auto": manifest.get("auto_sample"), "groups": groups,
         "metrics": [m for m in HEADLINE if any(m in g.metrics for g in groups)],
-        "all_rows": [{"group": g.key.label, "metric": m, "e": e} for g in groups for m, e in g.metrics.items()],
+        "all_rows": [{"group": g.key.label, "workload": g.key.workload, "metric": m, "e": e}
+                     for g in groups for m, e in g.metrics.items()],
         "diffs": diffs, "scale": min(max(bounds, default=1.0), 2.0) or 1.0,
         "sources": manifest.get("merged_from") or [], "manifest": manifest,
         "n_cells": len(manifest.get("cells", [])),

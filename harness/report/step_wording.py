@@ -1,7 +1,8 @@
 """A run's findings in the unit of its steps. An app's step is what ``--step-on`` ended
 (harness/own_terms.py ``STEP_UNITS``: ``app step (--step-on)``), not a token: its findings say
 "createBindGroup calls per step", "KiB/step", "near step N", as the console's "bind groups/step"
-does. The finding functions (harness/report/findings.py, memory_findings.py) speak of tokens;
+does; so does every workload whose step is not a token (ort-run, upload, lifecycle,
+dispatch-overhead), and :func:`per_step` words their table cells (summary.md, report.html). The finding functions (harness/report/findings.py, memory_findings.py) speak of tokens;
 this rewrites the findings of such workloads after them, and names the command that made a run
 folder (summary.md's heading)."""
 
@@ -10,10 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from harness.own_terms import STEP_UNITS
 from harness.report.finding import Finding, Inputs
 
-#: Workloads whose steps are not tokens → the word their findings use.
-STEP_WORDS = {"app": "step"}
+#: Workloads whose steps are not tokens (harness/own_terms.py ``STEP_UNITS``: ort-run's
+#: session.run, upload's uploads, lifecycle's page loads, an app's steps…) → the word their
+#: findings, tables and chart labels use.
+STEP_WORDS = {w: "step" for w in STEP_UNITS}
 #: Commands that write a run folder (manifest ``argv[1]``).
 RUN_COMMANDS = ("run", "app", "serve", "merge", "native")
 _TOKEN = re.compile(r"\btoken(s?)\b")
@@ -50,3 +54,14 @@ def in_steps(findings: list[Finding], inp: Inputs) -> list[Finding]:
                  else replace(p, unit=p.unit.replace("/token", f"/{word}")) for p in f.parts]
         out.append(replace(f, parts=parts))
     return out
+
+
+_RATE = re.compile(r"(?<=[ /])token(s?)\b")
+
+
+def per_step(text: str, workload: str | None) -> str:
+    """``text`` (a formatted estimate, a unit, a label) in the step word of ``workload``: ``rose 7
+    bind groups/token`` → ``rose 7 bind groups/step`` for a :data:`STEP_WORDS` workload (the
+    metric names ``*_per_token`` are kept: they are column names); unchanged for a decoder's."""
+    word = STEP_WORDS.get(workload or "")
+    return _RATE.sub(lambda m: word + m.group(1), text) if word and isinstance(text, str) else text

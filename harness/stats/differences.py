@@ -67,6 +67,10 @@ class Difference:
     #: verdicts of one run's or one comparison's measured differences are corrected together by
     #: Holm's step-down procedure (:func:`holm`)
     p_value: float | None = None
+    #: Holm's correction (:func:`holm`) this verdict went through: how many measured differences it
+    #: was corrected over (0: none) and the limit alpha / (m − i + 1) its p was held against
+    holm_m: int = 0
+    holm_limit: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict (non-finite numbers as ``None``)."""
@@ -76,11 +80,57 @@ class Difference:
     def verdict(self) -> str:
         """The difference's standing in words: ``significant``, ``not significant``, or what
         is missing for either (``1 repetition: within-run only``, ``no interval``)."""
+        if self.significant is not None and self.holm_m and self.p_value is not None:
+            return f"{'significant' if self.significant else 'not significant'} after {self.holm_words}"
         if self.significant is True:
             return "significant"
         if self.significant is False:
             return "not significant"
         return self.evidence or "no interval"
+
+    @property
+    def holm_words(self) -> str:
+        """``Holm's correction over 6 (p=0.021 > 0.0167)``: the correction a verdict went through,
+        its p and the limit it was held against (``≤`` kept; ``>`` withdrawn; a p under its limit
+        withdrawn because the step-down had stopped at a smaller p says so); "" without one."""
+        if not self.holm_m or self.p_value is None or self.holm_limit is None:
+            return ""
+        p, lim = f"{self.p_value:.2g}", f"{self.holm_limit:.3g}"
+        if self.p_value > self.holm_limit:
+            cmp = f"p={p} > {lim}"
+        elif self.significant:
+            cmp = f"p={p} ≤ {lim}"
+        else:
+            cmp = f"p={p} ≤ {lim}, but the step-down stopped at a smaller p"
+        return f"Holm's correction over {self.holm_m} ({cmp})"
+
+    def intervals_excluding_zero(self) -> str:
+        """Which of the difference's 95% intervals exclude 0, in words: ``both CIs exclude 0``
+        (the within-run interval ``diff_low``/``diff_high`` and Welch's across repetitions
+        ``reps_low``/``reps_high``), ``its CI excludes 0``, ``the within-run CI excludes 0``,
+        ``the CI across repetitions excludes 0``; "" when none does."""
+        def out(lo, hi):
+            return lo is not None and hi is not None and (lo > 0 or hi < 0)
+        run, reps = out(self.diff_low, self.diff_high), out(self.reps_low, self.reps_high)
+        if self.reps_low is None:
+            return "its CI excludes 0" if run else ""
+        if run and reps:
+            return "both CIs exclude 0"
+        return "the within-run CI excludes 0" if run else "the CI across repetitions excludes 0" if reps else ""
+
+    @property
+    def standing(self) -> str:
+        """The verdict with what it rests on, for a sentence: ``both CIs exclude 0; not significant
+        after Holm's correction over 6 (p=0.021 > 0.0167)``; ``2 + 2 repetitions, Welch's t over
+        per-repetition medians: the CI across repetitions includes 0``; else :attr:`verdict`."""
+        if self.significant is False and self.holm_m:
+            ex = self.intervals_excluding_zero()
+            return f"{ex}; {self.verdict}" if ex else self.verdict
+        if self.significant is False:
+            where = "the CI across repetitions" if self.reps_low is not None else "its 95% CI"
+            base = self.evidence if self.evidence and self.evidence != "exact" else "not significant"
+            return f"{base}: {where} includes 0" if self.diff != 0 or self.diff_low is not None else base
+        return self.verdict
 
 
 def _rel(b: float, a: float) -> float | None:
@@ -279,10 +329,9 @@ def holm(diffs: list[Difference], alpha: float = 1 - CONFIDENCE) -> None:
     for i, d in enumerate(tested):
         limit = alpha / (m - i)
         still = still and d.p_value <= limit
-        if d.significant and not still:
-            d.significant = False
-            d.evidence += f"; not significant after Holm's correction over {m} measured differences (p={d.p_value:.2g})"
-        elif d.significant:
-            d.evidence += f"; significant after Holm's correction over {m} measured differences (p={d.p_value:.2g})"
+        if d.significant:
+            d.holm_m, d.holm_limit = m, limit
+            d.significant = still
+            d.evidence += f"; {d.verdict}"
 
 

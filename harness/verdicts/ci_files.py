@@ -25,6 +25,7 @@ from pathlib import Path
 from harness import stats as S
 from harness.report import format as F
 from harness.report.finding import Finding, measured_on, quantity, values_basis
+from harness.report.step_wording import per_step
 from harness.verdicts.budgets import BudgetResult
 
 STATS_COLUMNS = ["group", "machine", "browser", "workload", "variant", "profile", "metric", "unit", "kind",
@@ -193,7 +194,7 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
             reps = len(g.cells)
             failed = f" ({len(g.failed)} failed)" if g.failed else ""
             out.append(f"| {g.key.label} | {measured_on(g)} | {reps}{failed} | "
-                       + " | ".join(F.estimate(g.metrics.get(m)) for m in metrics) + " |")
+                       + " | ".join(per_step(F.estimate(g.metrics.get(m)), g.key.workload) for m in metrics) + " |")
         out.append("")
     shown = [d for d in diffs if d.significant or d.metric == "ms_per_token"]
     if shown:
@@ -201,7 +202,7 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
                 "repetitions a side)", "",
                 "| b | a | metric | difference |", "| --- | --- | --- | --- |"]
         for d in shown:
-            txt = F.diff(d)
+            txt = per_step(F.diff(d), d.a.split("/")[1] if d.a.count("/") >= 2 else "")
             out.append(f"| {d.b} | {d.a} | {d.metric} | {'**' + txt + '**' if d.significant else txt} |")
         out.append("")
     return "\n".join(out) + "\n"

@@ -82,7 +82,7 @@ def test_floors_are_the_series_own_minima_and_need_three_for_a_slope():
     assert growth.value is None and growth.ci_method.startswith("too few samples (n=")
     text = " ".join(f.text() for f in a.findings)
     assert "No growth per token stated, too few points: content process RSS (renderer) (fresh too few samples (n=" in text
-    assert "No class, too few samples (a class needs 10 positions): RSS of renderer processes (measured) (n=" in text
+    assert "No class, too few samples (a class needs 10 positions): RSS of renderer processes (measured) (fresh n=" in text
 
 
 def test_classes_of_a_leak_a_sawtooth_and_growth_without_collections():

@@ -44,7 +44,11 @@ def test_the_console_answers_the_memory_budget_per_cell(tmp_path):
     lines = [x for x in r.stdout.splitlines() if "memory budget 400 MB" in x]
     assert len(lines) == 4, r.stdout   # 2 variants × 2 repetitions, each its own reading
     for x in lines:
+        # fresh r1's renderer was sampled only in warm-up step 0 (summary.csv content_rss_samples 0): its
+        # reading says it rests on no in-step sample
+        tail = (r": its content-process RSS rests on no in-step sample \(content process not sampled after the warm-up\)"
+                if "fresh [tiny] r1" in x else "")
         assert re.fullmatch(r"  chromium decode-loop/(fresh|reuse) \[tiny\]( r1)?: memory budget 400 MB: "
-                            r"not reached \(max \d+ MB of 400 MB\)", x), x
+                            r"not reached \(max \d+ MB of 400 MB\)" + tail, x), x
     # nothing projected here (too few floors): the finding is not repeated on the console
     assert "Memory budget (--memory-budget" not in r.stdout

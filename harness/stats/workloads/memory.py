@@ -7,8 +7,9 @@ GC vs latency: per group, ``wall_ms`` of tokens after warm-up with a collection 
 worker saw wrappers collected, or a forced collection landed) vs the other tokens: both
 medians and the difference of medians (event − rest) with a 95% two-sample bootstrap interval
 (:func:`harness.stats.estimators.median_diff_ci`, percentile; m-out-of-n above 2,000 tokens);
-no interval with fewer than ``MIN_TOKENS`` (10) tokens on a side, and no "significant" from a
-zero-width one. A collection the worker did not see (no wrapper of ours freed) is not counted, so the
+no interval with fewer than ``MIN_TOKENS`` (10) tokens on a side. That interval is within-run only:
+"significant" follows the run's rule (2 repetitions or more, Welch's t over per-repetition medians,
+:func:`gc_latency`), and times on a CPU adapter are flagged. A collection the worker did not see (no wrapper of ours freed) is not counted, so the
 "rest" may hold collections too: the difference is a lower bound of a GC's cost.
 """
 
@@ -61,10 +62,23 @@ def rows(run, budget_bytes: float | None = None) -> list[dict]:
 
 def gc_latency(run) -> list[dict]:
     """Per group with ok cells: ``{group, n_event, n_rest, event_median, rest_median, diff, low,
-    high, significant}`` (ms; see the module docstring)."""
+    high, ci_method, significant, evidence, verdict, reps, reps_low, reps_high, p_value, flags}``
+    (ms; see the module docstring). The pooled token bootstrap (``low``/``high``) measures
+    within-run variation only, so ``significant`` follows the run's rule for a measured time
+    (harness/stats/differences.py): 2 repetitions or more, each with tokens on both sides, and
+    Welch's t over the per-repetition medians (event vs rest; ``reps_low``/``reps_high``), held
+    against alpha / (m + 1), m = the run's measured differences under Holm's correction (a
+    Bonferroni bound over that family with this test added: never looser than Holm's); else
+    None and ``evidence`` ``… within-run only``. Emulated WebGPU: not compared. ``flags``: a CPU
+    adapter's times are not GPU times."""
+    from scipy import stats as sps
+
+    from harness.stats.workloads.dispatch_overhead import adapter_class
+
+    family = sum(1 for d in run.differences if d.p_value is not None)
     out = []
     for key, g in run.groups.items():
-        ev_ms, rest_ms = [], []
+        ev_ms, rest_ms, per_rep, flags = [], [], [], []
         for c in run.ok_cells(key):
             s = c.steps
             if "wall_ms" not in s or not len(s):
@@ -75,15 +89,62 @@ def gc_latency(run) -> list[dict]:
             hit = s["step"].astype(int).isin(events)
             ev_ms += s.loc[hit, "wall_ms"].tolist()
             rest_ms += s.loc[~hit, "wall_ms"].tolist()
+            if hit.any() and (~hit).any():
+                per_rep.append((float(s.loc[hit, "wall_ms"].median()), float(s.loc[~hit, "wall_ms"].median())))
+            env = c.env or {}
+            adapter = env.get("adapter") if isinstance(env.get("adapter"), str) else ""
+            if env.get("webgpu") == "emulated":
+                flags.append("emulated")
+            elif adapter_class({"adapter": adapter}, None).startswith("CPU"):
+                flags.append(f"{adapter}: {adapter_class({'adapter': adapter}, None)}")
         if not ev_ms or not rest_ms:
             continue
         a, b = np.asarray(rest_ms, float), np.asarray(ev_ms, float)
         d = float(np.median(b) - np.median(a))
         lo, hi, how = median_diff_ci(a, b, CONFIDENCE, SEED)
-        out.append({"group": key.label, "n_event": len(b), "n_rest": len(a), "event_median": float(np.median(b)),
-                    "rest_median": float(np.median(a)), "diff": d, "low": lo, "high": hi, "ci_method": how,
-                    "significant": None if lo is None or lo == hi else bool(lo > 0 or hi < 0)})
+        row = {"group": key.label, "n_event": len(b), "n_rest": len(a), "event_median": float(np.median(b)),
+               "rest_median": float(np.median(a)), "diff": d, "low": lo, "high": hi, "ci_method": how,
+               "significant": None, "reps": len(per_rep), "reps_low": None, "reps_high": None, "p_value": None,
+               "flags": sorted({f for f in flags if f != "emulated"})}
+        _gc_verdict(row, per_rep, "emulated" in flags, family, sps)
+        out.append(row)
     return out
+
+
+def _gc_verdict(row: dict, per_rep: list[tuple[float, float]], emulated: bool, family: int, sps) -> None:
+    """Fill ``significant``, ``evidence`` and ``verdict`` of a GC-vs-latency row (see :func:`gc_latency`)."""
+    from harness.stats.differences import _within_run
+
+    if emulated:
+        row["evidence"] = "emulated WebGPU: its times are the emulation's JavaScript, not a GPU's: not compared"
+    elif row["low"] is None:  # too few tokens with (or without) a collection: nothing to decide on
+        row["evidence"] = row["ci_method"]
+    elif len(per_rep) < 2:
+        row["evidence"] = _within_run(len(per_rep), len(per_rep))
+    else:
+        ev, rest = np.asarray([e for e, _ in per_rep]), np.asarray([r for _, r in per_rep])
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = sps.ttest_ind(ev, rest, equal_var=False)
+            ci = t.confidence_interval(CONFIDENCE)
+        n = len(per_rep)
+        if not (np.isfinite(ci.low) and np.isfinite(ci.high)) or ci.low == ci.high:
+            row["evidence"] = f"{n} repetitions: no spread between them: within-run interval only, not decided"
+        else:
+            limit = (1 - CONFIDENCE) / (family + 1)
+            row["reps_low"], row["reps_high"], row["p_value"] = float(ci.low), float(ci.high), float(t.pvalue)
+            excl = bool(ci.low > 0 or ci.high < 0)
+            row["significant"] = excl and t.pvalue <= limit
+            op = "≤" if t.pvalue <= limit else ">"
+            row["evidence"] = (f"{n} repetitions, Welch's t over per-repetition medians; Bonferroni with the run's "
+                               f"{family} measured differences: p={t.pvalue:.2g} {op} {limit:.3g}")
+    sig = row["significant"]
+    row["verdict"] = ("significant" if sig else "not significant" if sig is False else "no significance claimed") \
+        + f" ({row['evidence']})"
+    if row["flags"]:
+        row["verdict"] += "; " + "; ".join(row["flags"])
 
 
 def numbers(tables, run) -> dict | None:
