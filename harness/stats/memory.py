@@ -106,10 +106,14 @@ def collection_tokens(steps: pd.DataFrame) -> list[int]:
     return sorted(out)
 
 
-def forced_tokens(steps: pd.DataFrame, forced: list, natural: list[int]) -> list[int]:
-    """Steps in which forced collections landed (see the module docstring). ``forced``:
-    ``(token, asked_s, done_s)`` of ``gc_checkpoint`` samples; ``natural``: :func:`collection_tokens`."""
-    out = set()
+def forced_placements(steps: pd.DataFrame, forced: list, natural: list[int]) -> list[tuple[int, bool]]:
+    """``(step, exact)`` where each forced collection landed. ``forced``: ``(token, asked_s,
+    done_s[, done_token])`` of ``gc_checkpoint`` samples; ``natural``: :func:`collection_tokens`.
+    ``exact``: the worker waited at that checkpoint (harness/probe/gc_checkpoints.py: it was
+    answered while the last step the harness had seen was still ``token``, and the next step
+    came only after the answer), so the collection fell between step ``token`` and ``token + 1``
+    and the floor is read at ``token + 1`` whatever other series saw collected meanwhile."""
+    out: dict[int, bool] = {}
     if not len(steps) or "received_s" not in steps:
         return []
     received = steps[["step", "received_s"]].dropna().sort_values("received_s")
@@ -118,12 +122,21 @@ def forced_tokens(steps: pd.DataFrame, forced: list, natural: list[int]) -> list
         after = received.loc[received["received_s"] > done, "step"].astype(int).tolist()
         window = received.loc[received["received_s"] > asked, "step"].astype(int).tolist()
         window = window[:len(window) - len(after) + 2]  # while it ran, and two steps after its answer
+        waited = len(item) > 3 and item[3] == item[0] and bool(after) and after[0] == int(item[0]) + 1
         hit = [t for t in window if t in natural]
-        if hit:
-            out.add(hit[0])      # it collected wrappers of ours: that collection is the event
+        if waited:
+            out[after[0]] = True  # between step token and token + 1: read the floor there
+        elif hit:
+            out.setdefault(hit[0], False)  # it collected wrappers of ours: that collection is the event
         elif after:
-            out.add(after[0])    # nothing of ours was collectable: what is there after it survived
-    return sorted(out)
+            out.setdefault(after[0], False)  # nothing of ours was collectable: what is there after it survived
+    return sorted(out.items())
+
+
+def forced_tokens(steps: pd.DataFrame, forced: list, natural: list[int]) -> list[int]:
+    """Steps in which forced collections landed (:func:`forced_placements`; see the module
+    docstring)."""
+    return [t for t, _ in forced_placements(steps, forced, natural)]
 
 
 def budgeted(series: str) -> bool:
@@ -198,15 +211,17 @@ def series_of(cell, warmup: int = 1) -> dict[str, tuple[str, str, np.ndarray, np
 
 def cell_events(cell) -> tuple[list[int], list[int]]:
     """(steps in which the worker saw collections, steps where forced collections landed) of a
-    cell. A forced collection in which no wrapper of ours was seen collected is placed only by
-    time (the step after the engine's answer), so it counts only in a cell with fewer than two
-    collections it saw: where collections are seen, they mark the floors."""
+    cell. A forced collection the worker waited at falls between step ``token`` and ``token + 1``
+    and is placed there (:func:`forced_placements`). One the worker did not wait at, in which no
+    wrapper of ours was seen collected, is placed only by time (the step after the engine's
+    answer), so it counts only in a cell with fewer than two collections it saw."""
     if "memory_events" in cell.cache:
         return cell.cache["memory_events"]
     natural = collection_tokens(cell.steps) if len(cell.steps) else []
-    forced = forced_tokens(cell.steps, list(getattr(cell, "gc_forced", [])), natural)
-    if len(natural) >= 2:
-        forced = [f for f in forced if f in natural]
+    placed = forced_placements(cell.steps, list(getattr(cell, "gc_forced", [])), natural)
+    # placed by time alone (the worker did not wait), a forced collection is kept only where
+    # the worker saw few collections of its own; one the worker waited at is placed exactly
+    forced = [f for f, exact in placed if exact or len(natural) < 2 or f in natural]
     cell.cache["memory_events"] = (natural, forced)
     return natural, forced
 

@@ -1,0 +1,64 @@
+"""Forced collections (``--gc-checkpoints``) and what the memory analysis says of them, on runs
+recorded by a checker on this machine (tests/analysis/kept-runs/chk-*: COMMAND says how):
+
+- chk-b: Chromium, decode-loop fresh leaking every call, 40 tokens, a forced collection every 5
+  tokens: the worker waited at each, so each collection falls between step ``token`` and
+  ``token + 1``; GPUBuffer wrappers are never collected nor destroyed, so their floors at the
+  forced collections rise by exactly what one token creates.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import pipeline
+
+KEPT = Path(__file__).resolve().parent / "kept-runs"
+
+
+def _samples(run: Path) -> list[dict]:
+    return [json.loads(x) for x in (run / "samples.jsonl").read_text().splitlines() if x.strip()]
+
+
+def _series(out: Path) -> dict[str, dict]:
+    with (out / "memory_series.csv").open() as f:
+        return {r["series"]: r for r in csv.DictReader(f)}
+
+
+@pytest.fixture(scope="module")
+def chk_b(tmp_path_factory):
+    out = tmp_path_factory.mktemp("chk-b")
+    analysis, _ = pipeline.analyse_and_write(KEPT / "chk-b", out_dir=out)
+    return _samples(KEPT / "chk-b"), analysis, out
+
+
+def test_every_waited_forced_collection_is_a_floor(chk_b):
+    samples, analysis, out = chk_b
+    steps = {s["step"]: s for s in samples if s.get("kind") == "step"}
+    gc = [s for s in samples if s.get("kind") == "gc_checkpoint" and s["forced"]]
+    assert [g["token"] for g in gc] == [4, 9, 14, 19, 24, 29, 34, 39]
+    assert all(g["done_token"] == g["token"] for g in gc)       # the worker waited at each
+    # the collection falls before the next step: every one with a step after it is placed there
+    placed = [g["token"] + 1 for g in gc if g["token"] + 1 in steps]
+    assert placed == [5, 10, 15, 20, 25, 30, 35]
+    row = _series(out)["buffers_live"]
+    assert row["forced_events"].split() == [str(t) for t in placed]
+    floors = {int(a): float(b) for a, b in (p.split(":") for p in row["floors"].split())}
+    assert floors == {t: float(steps[t]["live"]["buffers_live"]) for t in placed}
+    per_token = {steps[t + 1]["live"]["buffers_created"] - steps[t]["live"]["buffers_created"] for t in range(1, 39)}
+    assert per_token == {39}                                    # 39 buffers created per token, none collected
+    assert row["class"] == "retained-growth"
+    assert float(row["floor_slope"]) == pytest.approx(39.0)
+    assert float(row["floor_ci_low"]) > 0
+    by_bytes = _series(out)["buffer_bytes_live"]
+    step_bytes = steps[10]["live"]["buffer_bytes_live"] - steps[9]["live"]["buffer_bytes_live"]
+    assert by_bytes["class"] == "retained-growth"
+    assert float(by_bytes["floor_slope"]) == pytest.approx(step_bytes)   # 286,312 B (280 KiB) a token
+    text = " ".join(f.text() for f in analysis.findings if f.kind == "memory_classes")
+    assert "fresh retained growth, floor slope 39 [" in text
+    assert "280 KiB/token" in text
+    assert "whether collections would bring it back is not known" not in row["reason"]
