@@ -21,7 +21,7 @@ Each series' own drops, its floors (its minimum after each drop) and its class c
 harness/stats/floors.py (:func:`harness.stats.floors.classify`); floors are never read at
 another series' collections. Projections to a memory budget (:func:`projection`) are made
 only for the series the budget measures (content process RSS, modeled native bytes:
-:func:`budgeted`), from the floor slope of retained growth or the rate of a growing series.
+:func:`budgeted`), from the floor slope of retained growth with 3 floors or more; none otherwise.
 """
 
 from __future__ import annotations
@@ -148,19 +148,26 @@ def budgeted(series: str) -> bool:
 
 def projection(mc: MemoryClass, budget_bytes: float | None) -> dict:
     """Tokens until a budgeted byte series (:func:`budgeted`) reaches ``budget_bytes`` from its
-    last value at its growth (:attr:`MemoryClass.growth`): ``{"tokens", "slope", "which",
-    "budget_bytes", "why"}``; ``tokens`` None with ``why`` when not projected (no budget, not
-    what the budget counts, not growing, already over)."""
+    last value at its floor slope: ``{"tokens", "slope", "which", "budget_bytes", "why"}``.
+    The one rule of every projection (as harness/stats/workloads/retention.py
+    ``budget_projection``): only retained growth from :data:`MIN_FLOORS` floors or more is
+    projected; ``tokens`` None with ``why`` otherwise (no budget, not what the budget counts,
+    too few floors, not growing, already over: ``tokens`` 0)."""
     slope, which = mc.growth
     out = {"tokens": None, "slope": slope, "which": which, "budget_bytes": budget_bytes, "why": ""}
     if not budget_bytes:
         out["why"] = "no --memory-budget given"
     elif "bytes" not in mc.unit or not budgeted(mc.series):
         out["why"] = "not what a memory budget counts"
-    elif slope is None:
-        out["why"] = which
+    elif mc.kind == "too-few-samples":
+        out["why"] = f"not projected: {which}"
+    elif len(mc.floors) < MIN_FLOORS:
+        out["why"] = (f"not projected: {mc.kind.replace('-', ' ')}, {len(mc.floors)} floor(s) (needs {MIN_FLOORS})"
+                      if mc.kind not in ("flat", "bounded") else f"not projected: {mc.kind}")
+    elif mc.kind != "retained-growth" or slope is None:
+        out["why"] = f"not projected: {mc.kind.replace('-', ' ')}"
     elif slope <= 0:
-        out["why"] = f"{which} is not positive"
+        out["why"] = f"not projected: {which} is not positive"
     elif mc.last >= budget_bytes:
         out["why"], out["tokens"] = "already over the budget", 0.0
     else:

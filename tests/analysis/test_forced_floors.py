@@ -62,3 +62,26 @@ def test_every_waited_forced_collection_is_a_floor(chk_b):
     assert "fresh retained growth, floor slope 39 [" in text
     assert "280 KiB/token" in text
     assert "whether collections would bring it back is not known" not in row["reason"]
+
+
+# chk-c: WebKitGTK, ort-run, 60 tokens (emulated WebGPU): modeled native bytes of bind groups
+# rise every step and nothing is ever collected; 31 GPUBuffers live until session.release.
+@pytest.fixture(scope="module")
+def chk_c(tmp_path_factory):
+    out = tmp_path_factory.mktemp("chk-c")
+    analysis, _ = pipeline.analyse_and_write(KEPT / "chk-c", out_dir=out)
+    return _samples(KEPT / "chk-c"), analysis, out
+
+
+def test_no_projection_without_three_floors(chk_c):
+    samples, _, out = chk_c
+    steps = {s["step"]: s for s in samples if s.get("kind") == "step"}
+    assert max(s["live"]["bind_groups_collected"] for s in steps.values()) == 0   # nothing ever collected
+    row = _series(out)["modeled_native_bytes"]
+    assert row["class"] == "growing-until-collected" and row["floors"] == ""
+    assert float(row["growth_per_token"]) == 112 * 1024                           # it does rise 112 KiB a step
+    assert row["projected_tokens_to_budget"] == "" and row["projection_slope"] == ""
+    assert row["projection_basis"] == "not projected: growing until collected, 0 floor(s) (needs 3)"
+    html = (out / "report.html").read_text()
+    assert "(rate between collections)</td>" not in html
+    assert "not projected: growing until collected, 0 floor(s) (needs 3)" in html

@@ -108,10 +108,14 @@ def test_projection_uses_the_given_budget_and_the_slope_it_names(analysed):
     assert p["which"] == "rate between collections"
     series = next(r for r in a.workloads["memory"]["rows"]
                   if r["cell"] == rows["fresh"]["cell"] and r["series"] == "modeled_native_bytes")
-    assert p["slope"] == series["rate_between_collections"] == series["projection_slope"] == 42 * 16384
-    assert p["tokens"] == pytest.approx((2e9 - series["last"]) / p["slope"])
+    assert p["slope"] == series["rate_between_collections"] == 42 * 16384
+    # growing with fewer than 3 floors: the one rule, nothing projected, and it says why
+    assert len(series["floors"].split()) < 3
+    assert p["tokens"] is None and series["projected_tokens_to_budget"] is None and series["projection_slope"] is None
+    assert p["why"].startswith("not projected: growing until collected, ") and p["why"].endswith("floor(s) (needs 3)")
+    assert series["projection_basis"] == p["why"]
     assert rows["reuse"]["projection"]["tokens"] is None and rows["reuse"]["projection"]["kind"] == "flat"
-    assert rows["reuse"]["projection"]["why"] == "not projected"
+    assert rows["reuse"]["projection"]["why"] == "not projected: flat"
     html = (a.out_dir / "report.html").read_text(encoding="utf-8")
     assert "tokens to 2,000 MB" in html and "tokens to 2,048 MB" not in html
 

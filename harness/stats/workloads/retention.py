@@ -49,8 +49,7 @@ def content_rss_by_token(tables, cell: str) -> pd.Series:
 def modeled_projection(cell, budget: float | None, warmup: int = 1) -> dict | None:
     """The modeled native bytes of ``cell`` (a :class:`harness.stats.cells.CellData`) projected to
     ``budget`` (``--memory-budget``) by its class (:func:`harness.stats.memory.projection`: the
-    floor slope for retained growth, the rate between collections for growing-until-collected,
-    none for bounded), with ``kind``; None when the cell has no modeled bytes."""
+    floor slope of retained growth from 3 floors or more, none otherwise), with ``kind``; None when the cell has no modeled bytes."""
     mc = memory_of(cell, warmup).classes.get("modeled_native_bytes") if cell is not None else None
     if mc is None:
         return None
