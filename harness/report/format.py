@@ -92,16 +92,20 @@ def estimate(e: Any) -> str:
     if how.startswith("too few"):  # what is missing, said instead of a slope or an interval
         return how if missing(d.get("value")) else f"{value(d.get('value'), unit)} ({how}: no interval)"
     if "series" in str(d.get("basis") or "").split("+") and not missing(d.get("value")):
-        return rate_between_collections(d.get("value"), unit, d.get("floors"))
+        return rate_between_collections(d.get("value"), unit, d.get("floors"), d.get("drops"))
     return f"{value(d.get('value'), unit)}{ci}"
 
 
-def rate_between_collections(v: float, unit: str, floors: int | None) -> str:
+def rate_between_collections(v: float, unit: str, floors: int | None, drops: int | None = None) -> str:
     """A growth slope fitted from fewer than 3 memory floors (``basis`` ``series``): how fast the
     series rose between collections, never a growth rate: ``rose 8 bind groups/token between
-    collections (1 floor; needs 3)`` (3: harness/stats/floors.py MIN_FLOORS)."""
+    collections (1 floor; needs 3)`` (3: harness/stats/floors.py MIN_FLOORS); where no drop at
+    all was seen (``drops`` 0) there is nothing "between": ``rose 7 bind groups/token; no
+    collection seen``."""
     k = floors or 0
     amount = value(v, unit) if "bytes" in unit else f"{value(v, unit)} {unit}"
+    if drops == 0:
+        return f"rose {amount}; no collection seen"
     return f"rose {amount} between collections ({k} floor{'' if k == 1 else 's'}; needs 3)"
 
 

@@ -253,6 +253,7 @@ def memory_of(cell, warmup: int = 1) -> CellMemory:
         if mc is not None:
             classes[name] = mc
     _destroyed_wrappers(classes)
+    _destroyed_falls(classes, steps)
     cell.cache[key] = CellMemory(cell.cell, natural, forced, bind_groups, series, classes)
     return cell.cache[key]
 
@@ -269,6 +270,27 @@ def _destroyed_wrappers(classes: dict[str, MemoryClass]) -> None:
     wrappers.kind = "retained-wrappers"
     wrappers.reason = (f"the wrappers' floors rise, but the buffers were destroyed ({held.label}: {held.kind}): "
                        "references to destroyed GPUBuffers kept in JS, not GPU memory")
+
+
+#: Series whose falls destroy() makes (steps.csv ``buffer_destroy``: GPUBuffer.destroy() calls).
+DESTROYED_SERIES = ("buffers_not_destroyed", "buffer_bytes_live", "modeled_buffer_bytes")
+
+
+def _destroyed_falls(classes: dict[str, MemoryClass], steps: pd.DataFrame) -> None:
+    """A buffer series flat until one fall (harness/stats/floors.py ``classify``) whose step
+    destroyed buffers: says that destroy() freed them there (e.g. ort-run's session.release at
+    its last step), not a collection."""
+    if not len(steps) or "buffer_destroy" not in steps:
+        return
+    for name in DESTROYED_SERIES:
+        mc = classes.get(name)
+        if mc is None or mc.kind != "flat" or len(mc.falls) != 1 or mc.collections or "(a fall, " not in mc.reason:
+            continue
+        at = steps.loc[steps["step"] == mc.falls[0], "buffer_destroy"]
+        n = int(at.iloc[0]) if len(at) and pd.notna(at.iloc[0]) else 0
+        if n > 0:
+            mc.reason = mc.reason.replace("(a fall, no collection seen)",
+                                          f"(destroy() of {n} buffers at that step, no collection)")
 
 
 def cell_classes(cell, warmup: int = 1) -> dict[str, MemoryClass]:

@@ -85,3 +85,34 @@ def test_no_projection_without_three_floors(chk_c):
     html = (out / "report.html").read_text()
     assert "(rate between collections)</td>" not in html
     assert "not projected: growing until collected, 0 floor(s) (needs 3)" in html
+
+
+def test_a_fall_by_destroy_at_the_end_is_flat_not_bounded(chk_c):
+    samples, analysis, out = chk_c
+    steps = {s["step"]: s for s in samples if s.get("kind") == "step"}
+    last = max(steps)
+    held = {steps[t]["live"]["buffers_not_destroyed"] for t in range(1, last)}
+    assert held == {31} and steps[last]["live"]["buffers_not_destroyed"] == 0      # 31 until the release
+    destroyed = steps[last]["counters"]["bufferDestroy"]
+    assert destroyed == 31 and steps[last]["live"]["buffers_collected"] == 0
+    rows = _series(out)
+    for name in ("buffers_not_destroyed", "buffer_bytes_live", "modeled_buffer_bytes"):
+        r = rows[name]
+        assert r["class"] == "flat" and r["falls"] == str(last) and r["collection_events"] == "", r
+        assert f"until its last position, where it fell to 0" in r["reason"]
+        assert f"(destroy() of {destroyed} buffers at that step, no collection)" in r["reason"]
+    text = " ".join(f.text() for f in analysis.findings if f.kind == "memory_classes")
+    assert "Bounded (collections bring them back)" not in text
+
+
+def test_a_rise_with_no_collection_is_not_a_rate_between_collections(chk_c):
+    samples, analysis, out = chk_c
+    steps = [s for s in samples if s.get("kind") == "step"]
+    assert {s["live"]["bind_groups_collected"] for s in steps} == {0}
+    rise = {b["live"]["bind_groups_live"] - a["live"]["bind_groups_live"] for a, b in zip(steps[1:-1], steps[2:-1])}
+    assert rise == {7}                                                          # 7 bind groups a step, none freed
+    assert "rose 7 bind groups/step; no collection seen" in (out / "summary.md").read_text()
+    text = " ".join(f.text() for f in analysis.findings)
+    assert "between collections (0 floors" not in text
+    assert "rose 112 KiB/step; no collection seen" in text
+    assert _series(out)["bind_groups_live"]["reason"].startswith("no collection seen in 61 positions while it rose 7;")
