@@ -197,9 +197,9 @@ def _measured_series(cell, warmup: int) -> dict[str, Series]:
         for ptype in [c for c in rounds.columns if c not in ("token", "time_s")]:
             v = rounds[ptype].to_numpy(float)
             keep = after & ~np.isnan(v)
-            what = "every process" if ptype == "all" else f"{ptype} processes"
+            what = "every process" if ptype == "all" else f"all {ptype} processes"  # summed per round
             t, y = per_token(tok[keep], v[keep])
-            out[f"rss_bytes_{ptype}"] = Series(f"rss_bytes_{ptype}", f"RSS of {what} (measured)", "bytes", t, y, False)
+            out[f"rss_bytes_{ptype}"] = Series(f"rss_bytes_{ptype}", f"RSS of {what} (sum, measured)", "bytes", t, y, False)
     m = cell.memory
     if len(m) and "js_heap_bytes" in m:
         h = m[(m["source"] == "cdp") & m["js_heap_bytes"].notna() & (m["token"].fillna(-1) >= warmup)]

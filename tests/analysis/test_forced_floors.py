@@ -116,3 +116,53 @@ def test_a_rise_with_no_collection_is_not_a_rate_between_collections(chk_c):
     assert "between collections (0 floors" not in text
     assert "rose 112 KiB/step; no collection seen" in text
     assert _series(out)["bind_groups_live"]["reason"].startswith("no collection seen in 61 positions while it rose 7;")
+
+
+def test_the_budget_max_says_where_its_rss_came_from(chk_c):
+    _, analysis, out = chk_c
+    import pandas as pd
+    s = pd.read_csv(out / "summary.csv").iloc[0]
+    m = pd.read_csv(out / "memory.csv")
+    content = m[(m["process_type"] == "WebKitWebProcess") & m["token"].notna()]
+    placed = sorted(content["token"].astype(int).unique())
+    assert placed == [56, 61] and int(s["content_rss_samples"]) == 2          # RSS rounds placed on a step
+    at, rss_at = int(s["memory_budget_counted_token"]), int(s["memory_budget_rss_token"])
+    assert rss_at == max(t for t in placed if t <= at) and rss_at < at       # carried forward to the max's step
+    steps = pd.read_csv(out / "steps.csv").set_index("step")
+    rss = content[content["token"] == rss_at]["rss_bytes"].max()             # the largest single content process
+    modeled = steps.loc[at, "modeled_native_bytes"] + max(
+        steps.loc[at, "modeled_buffer_bytes"] - steps.loc[at, "buffer_contents_js_bytes"], 0)
+    assert float(s["memory_budget_counted_bytes_max"]) == pytest.approx(rss + modeled)
+    said = f"at step {at}: RSS carried forward from step {rss_at} (n=2)"
+    assert said in " ".join(f.text() for f in analysis.findings if f.kind == "memory_budget")
+
+
+@pytest.fixture(scope="module")
+def chk_e(tmp_path_factory):
+    out = tmp_path_factory.mktemp("chk-e")
+    analysis, _ = pipeline.analyse_and_write(KEPT / "chk-e", out_dir=out)
+    return _samples(KEPT / "chk-e"), analysis, out
+
+
+def test_rss_is_bounded_by_falls_and_named_as_a_sum(chk_e):
+    samples, analysis, out = chk_e
+    import pandas as pd
+    rows = pd.read_csv(out / "memory_series.csv")
+    chromium = rows[rows["cell"].str.startswith("chromium.")]
+    gpu = chromium[chromium["series"] == "rss_bytes_gpu-process"]
+    assert set(gpu["class"]) == {"bounded"} and gpu["collection_events"].isna().all()   # no collected counter
+    reuse = gpu[gpu["cell"].str.contains(".reuse.")].iloc[0]
+    assert reuse["floor_ci_high"] < 0 and len(reuse["floors"].split()) >= 3              # its floors fall
+    classes = [f.text() for f in analysis.findings if f.kind == "memory_classes"]
+    bounded = [t for t in classes if t.startswith("Bounded (collections bring them back)")]
+    assert bounded and not any("RSS" in t for t in bounded)
+    assert any(t.startswith("Bounded (falls bring them back") and "RSS of all gpu-process processes (sum" in t
+               for t in classes)
+    # the renderer RSS a growth is said of is the sum of every renderer process of the round
+    m = pd.read_csv(out / "memory.csv")
+    r = m[m["cell"].str.startswith("chromium.decode-loop.fresh") & (m["process_type"] == "renderer")]
+    assert r.groupby("time_s")["pid"].nunique().max() == 3
+    growth = " ".join(f.text() for f in analysis.findings if f.kind == "memory_growth")
+    assert "RSS of all renderer processes (sum), growth per token" in growth
+    assert "RSS of all WebKitWebProcess processes (sum)" in growth
+    assert "Content process RSS (renderer)" not in growth and "content process RSS (renderer)" not in growth

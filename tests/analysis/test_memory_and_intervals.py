@@ -81,8 +81,8 @@ def test_floors_are_the_series_own_minima_and_need_three_for_a_slope():
     growth = g.metrics["rss_growth_bytes_per_token_renderer"]
     assert growth.value is None and growth.ci_method.startswith("too few samples (n=")
     text = " ".join(f.text() for f in a.findings)
-    assert "No growth per token stated, too few points: content process RSS (renderer) (fresh too few samples (n=" in text
-    assert "No class, too few samples (a class needs 10 positions): RSS of renderer processes (measured) (n=" in text
+    assert "No growth per token stated, too few points: RSS of all renderer processes (sum) (fresh too few samples (n=" in text
+    assert "No class, too few samples (a class needs 10 positions): RSS of all renderer processes (sum, measured) (n=" in text
 
 
 def test_classes_of_a_leak_a_sawtooth_and_growth_without_collections():

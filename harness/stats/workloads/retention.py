@@ -159,7 +159,8 @@ def retention_rows(tables, run=None) -> list[dict]:
             "killed": row.get("would_be_killed_at_token"),
             "budget": row.get("memory_budget_bytes"), "budget_counted_max": row.get("memory_budget_counted_bytes_max"),
             "budget_reading": budget_reading(row.get("would_be_killed_at_token"),
-                                             row.get("memory_budget_counted_bytes_max"), row.get("memory_budget_bytes")),
+                                             row.get("memory_budget_counted_bytes_max"), row.get("memory_budget_bytes"),
+                                             row),
             "projection": modeled_projection(data.get(row["cell"]), row.get("memory_budget_bytes")
                                              if pd.notna(row.get("memory_budget_bytes")) else None, warmup)
             if emulated else None,
