@@ -98,16 +98,18 @@ def _int(row, key) -> int | None:
 
 def rss_words(row) -> str:
     """Where a budget max's content RSS came from (summary.csv ``memory_budget_counted_token``,
-    ``memory_budget_rss_token``, ``content_rss_samples``): ``" at token 63: RSS carried forward
-    from token 21 (n=1)"``, ``" at token 63: RSS sampled there (n=12)"``, ``" at token 63: no
-    content RSS sampled (modeled bytes only)"``, or ``""`` without a row or a placed max."""
+    ``memory_budget_rss_token``, ``content_rss_samples``: RSS sampling rounds placed on a token):
+    ``" at token 63: RSS carried forward from token 21 (n=1 RSS round)"``, ``" at token 63: RSS
+    sampled there (n=12 RSS rounds)"``, ``" at token 63: no content RSS sampled by then (modeled
+    bytes only)"``, ``": RSS not placed on a token (n=2 RSS rounds placed)"`` (the max came from a
+    sample before or after the steps), or ``""`` without a row."""
     at, rss, n = (_int(row, "memory_budget_counted_token"), _int(row, "memory_budget_rss_token"),
                   _int(row, "content_rss_samples"))
+    n_words = f" (n={n} RSS round{'' if n == 1 else 's'})" if n is not None else ""
     if at is None:
-        return ""
+        return f": RSS not placed on a token{n_words[:-1]} placed)" if n_words else ""
     if rss is None:
         return f" at token {at}: no content RSS sampled by then (modeled bytes only)"
-    n_words = f" (n={n})" if n is not None else ""
     if rss == at:
         return f" at token {at}: RSS sampled there{n_words}"
     return f" at token {at}: RSS carried forward from token {rss}{n_words}"

@@ -133,7 +133,7 @@ def test_the_budget_max_says_where_its_rss_came_from(chk_c):
     modeled = steps.loc[at, "modeled_native_bytes"] + max(
         steps.loc[at, "modeled_buffer_bytes"] - steps.loc[at, "buffer_contents_js_bytes"], 0)
     assert float(s["memory_budget_counted_bytes_max"]) == pytest.approx(rss + modeled)
-    said = f"at step {at}: RSS carried forward from step {rss_at} (n=2)"
+    said = f"at step {at}: RSS carried forward from step {rss_at} (n=2 RSS rounds)"
     assert said in " ".join(f.text() for f in analysis.findings if f.kind == "memory_budget")
 
 
