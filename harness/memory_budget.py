@@ -28,14 +28,20 @@ def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd
     compared with — or, where content samples were not placed on a token, their largest plus
     the largest modeled bytes — None when neither was measured: how near a budget not crossed came;
     ``memory_budget_counted_bytes_last``: the same sum at the cell's last step (where a projection
-    to the budget starts: harness/stats/workloads/retention.py)."""
+    to the budget starts: harness/stats/workloads/retention.py). ``memory_budget_counted_token``:
+    the token of that largest sum; ``memory_budget_rss_token``: the token whose content RSS it
+    added — earlier than the counted token where the RSS was carried forward from the last sampled
+    token (RSS is sampled every ``--memory-interval``, modeled bytes every step); both None where
+    the largest sum was made of samples not placed on a token, or had no RSS."""
     summary["memory_budget_bytes"] = budget
     summary["memory_budget_counted_bytes_max"] = None
     summary["memory_budget_counted_bytes_last"] = None
+    summary["memory_budget_counted_token"] = None
+    summary["memory_budget_rss_token"] = None
     if not budget:
         return
     content = content_samples(memory)
-    killed, counted, last = [], [], []
+    killed, counted, last, at_token, rss_token = [], [], [], [], []
     for _, row in summary.iterrows():
         s = steps[steps["cell"] == row["cell"]].set_index("step")
         c = content[content["cell"] == row["cell"]].dropna(subset=["token"])
@@ -52,30 +58,63 @@ def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd
         most = max(float((rss + modeled).max()) if len(s) else 0.0,
                    (float(every.max()) if len(every) else 0.0) + (float(modeled.max()) if len(s) else 0.0))
         counted.append(most if measured else None)
+        placed = bool(len(s)) and measured and float((rss + modeled).max()) >= most
+        top = int((rss + modeled).idxmax()) if placed else None
+        sampled = [int(t) for t in c["token"].unique() if top is not None and t <= top]
+        at_token.append(top)
+        rss_token.append(max(sampled) if sampled else None)
         at_end = (float((rss + modeled).iloc[-1]) if len(c) or not len(every) else
                   float(every.iloc[-1]) + float(modeled.iloc[-1])) if len(s) else float(every.iloc[-1]) if len(every) else 0.0
         last.append(at_end if measured else None)
     summary["would_be_killed_at_token"] = pd.array(killed, dtype="Int64")
     summary["memory_budget_counted_bytes_max"] = counted
     summary["memory_budget_counted_bytes_last"] = last
+    summary["memory_budget_counted_token"] = pd.array(at_token, dtype="Int64")
+    summary["memory_budget_rss_token"] = pd.array(rss_token, dtype="Int64")
 
 
-def budget_reading(killed, counted_max, budget, content_in_steps=None) -> str | None:
+def budget_reading(killed, counted_max, budget, row=None) -> str | None:
     """The one wording of a cell's (or a variant's) memory budget, printed by every surface
     (report.html's retention table, findings, summary.md): ``"token 12"`` when the budget was
     passed at token 12 (``would_be_killed_at_token``), ``"not reached (max 165 MB of 400 MB)"``
     when it was not (``memory_budget_counted_bytes_max``: the most it counted, MB = 10⁶ bytes),
-    ``"not measured (…)"`` when nothing it counts was sampled; None without a budget.
-    ``content_in_steps``: summary.csv ``content_rss_samples`` (content-process sampling rounds
-    placed on a step after the warm-up) where known: at 0 a reading not reached says it rests on
-    no in-step sample (harness/placement.py ``NOT_SAMPLED_AFTER_WARMUP``)."""
+    ``"not measured (…)"`` when nothing it counts was sampled; None without a budget. With
+    ``row`` (the cell's summary.csv row) a max says where its RSS came from and how many RSS
+    samples it rests on: ``"not reached (max 466 MB of 2,048 MB at token 63: RSS carried forward
+    from token 21 (n=1))"`` (:func:`rss_words`). At 0 RSS
+    rounds placed on a step after the warm-up (``content_rss_samples``) a reading not reached also
+    says it rests on no in-step sample (harness/placement.py ``NOT_SAMPLED_AFTER_WARMUP``)."""
     if budget is None or pd.isna(budget) or not budget:
         return None
     if killed is not None and not pd.isna(killed):
         return f"token {int(killed)}"
     if counted_max is None or pd.isna(counted_max):
         return "not measured (no content process RSS or modeled bytes were sampled)"
-    said = f"not reached (max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB)"
-    if content_in_steps is not None and not pd.isna(content_in_steps) and int(content_in_steps) == 0:
+    said = f"not reached (max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB{rss_words(row)})"
+    if _int(row, "content_rss_samples") == 0:
         said += ": its content-process RSS rests on no in-step sample (content process not sampled after the warm-up)"
     return said
+
+
+def _int(row, key) -> int | None:
+    v = row.get(key) if row is not None else None
+    return None if v is None or pd.isna(v) else int(v)
+
+
+def rss_words(row) -> str:
+    """Where a budget max's content RSS came from (summary.csv ``memory_budget_counted_token``,
+    ``memory_budget_rss_token``, ``content_rss_samples``: RSS sampling rounds placed on a token):
+    ``" at token 63: RSS carried forward from token 21 (n=1 RSS round)"``, ``" at token 63: RSS
+    sampled there (n=12 RSS rounds)"``, ``" at token 63: no content RSS sampled by then (modeled
+    bytes only)"``, ``": RSS not placed on a token (n=2 RSS rounds placed)"`` (the max came from a
+    sample before or after the steps), or ``""`` without a row."""
+    at, rss, n = (_int(row, "memory_budget_counted_token"), _int(row, "memory_budget_rss_token"),
+                  _int(row, "content_rss_samples"))
+    n_words = f" (n={n} RSS round{'' if n == 1 else 's'})" if n is not None else ""
+    if at is None:
+        return f": RSS not placed on a token{n_words[:-1]} placed)" if n_words else ""
+    if rss is None:
+        return f" at token {at}: no content RSS sampled by then (modeled bytes only)"
+    if rss == at:
+        return f" at token {at}: RSS sampled there{n_words}"
+    return f" at token {at}: RSS carried forward from token {rss}{n_words}"

@@ -55,7 +55,7 @@ SUMMARY_COLUMNS = ["cell", "browser", "browser_version", "adapter", "webgpu", "w
                    "memory_budget_bytes", "would_be_killed_at_token", "engine", "content_footprint_bytes_max",
                    *PROVENANCE_COLUMNS, "js_heap_bytes_max", "js_heap", "memory_budget_counted_bytes_max",
                    *RENDER_AND_BINDING_COLUMNS, "memory_budget_counted_bytes_last",
-                   "content_rss_samples"]
+                   "content_rss_samples", "memory_budget_counted_token", "memory_budget_rss_token"]
 
 #: Columns of ``webgpu-harness app`` cells (empty for workloads): the app, its title, the step
 #: triggers seen, and the page or worker global measured (harness/app_plan.py ``AppCell``).

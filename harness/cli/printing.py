@@ -116,7 +116,7 @@ def print_summary(analysis) -> None:
         say(f"  measured on: {source}")
     for _, r in s.iterrows():  # --memory-budget: the words of the report's retention table and findings
         said = budget_reading(r.get("would_be_killed_at_token"), r.get("memory_budget_counted_bytes_max"),
-                              r.get("memory_budget_bytes"), r.get("content_rss_samples"))
+                              r.get("memory_budget_bytes"), r)
         if said:
             said = f"passed at {said}" if said.startswith("token") else said
             say(f"  {row_label(r)}: memory budget {float(r['memory_budget_bytes']) / 1e6:,.0f} MB: {said}")

@@ -48,12 +48,14 @@ class Number:
     #: written as a rate between collections, never a growth rate
     basis: str = ""
     floors: int | None = None
+    #: the most drops any repetition saw (:attr:`Estimate.drops`; 0: no collection seen)
+    drops: int | None = None
 
     @classmethod
     def of(cls, e: Estimate, group: str) -> "Number":
         """The headline value of an estimate of group ``group`` (its label)."""
         return cls(e.value, e.unit, e.ci_low, e.ci_high, e.n_reps, e.ci_method, {"group": group, "metric": e.metric},
-                   e.basis, e.floors)
+                   e.basis, e.floors, e.drops)
 
     @classmethod
     def rel(cls, d: Difference) -> "Number":
@@ -133,7 +135,8 @@ def quantity(n: Number) -> str:
         return f"{n.value * 100:+.1f}%{ci}"
     point = n.ci_low is not None and n.ci_low == n.ci_high  # every resample/slope equal: no spread to show
     text = F.estimate({"value": n.value, "unit": n.unit, "ci_low": n.ci_low, "ci_high": n.ci_high,
-                       "ci_method": "exact" if point else n.ci_method, "basis": n.basis, "floors": n.floors})
+                       "ci_method": "exact" if point else n.ci_method, "basis": n.basis, "floors": n.floors,
+                       "drops": n.drops})
     if n.unit in ("ms", "µs"):
         text += f" {n.unit}"
     if n.ci_low is None and n.n_reps == 1 and n.ci_method in ("", "none", "t"):

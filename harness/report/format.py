@@ -60,14 +60,17 @@ def value(v: Any, unit: str = "") -> str:
     return number(v)
 
 
-def reason(row: Any) -> str:
+def reason(row: Any, step: str = "token") -> str:
     """A memory series' reason (harness/stats/workloads/memory.py row, or a dict with
     ``reason_template`` and ``reason_values``: ``name → [value, unit]``) with its quantities in
-    this formatter's units (``floor slope -138 KiB/token [-140 KiB/token, -136 KiB/token]``)."""
+    this formatter's units (``floor slope -138 KiB/token [-140 KiB/token, -136 KiB/token]``);
+    ``step``: what one step of the workload is called in a rate (``step`` for ort-run and apps:
+    ``KiB/step``)."""
     template, values = row.get("reason_template"), row.get("reason_values") or {}
     if template is None:
         return text(row.get("reason"))
-    return template.format(**{k: value(v, u) for k, (v, u) in values.items()})
+    return template.format(**{k: value(v, u.replace("/token", f"/{step}") if isinstance(u, str) else u)
+                              for k, (v, u) in values.items()})
 
 
 def mib(v: Any) -> str:
@@ -92,16 +95,20 @@ def estimate(e: Any) -> str:
     if how.startswith("too few"):  # what is missing, said instead of a slope or an interval
         return how if missing(d.get("value")) else f"{value(d.get('value'), unit)} ({how}: no interval)"
     if "series" in str(d.get("basis") or "").split("+") and not missing(d.get("value")):
-        return rate_between_collections(d.get("value"), unit, d.get("floors"))
+        return rate_between_collections(d.get("value"), unit, d.get("floors"), d.get("drops"))
     return f"{value(d.get('value'), unit)}{ci}"
 
 
-def rate_between_collections(v: float, unit: str, floors: int | None) -> str:
+def rate_between_collections(v: float, unit: str, floors: int | None, drops: int | None = None) -> str:
     """A growth slope fitted from fewer than 3 memory floors (``basis`` ``series``): how fast the
     series rose between collections, never a growth rate: ``rose 8 bind groups/token between
-    collections (1 floor; needs 3)`` (3: harness/stats/floors.py MIN_FLOORS)."""
+    collections (1 floor; needs 3)`` (3: harness/stats/floors.py MIN_FLOORS); where no drop at
+    all was seen (``drops`` 0) there is nothing "between": ``rose 7 bind groups/token; no
+    collection seen``."""
     k = floors or 0
     amount = value(v, unit) if "bytes" in unit else f"{value(v, unit)} {unit}"
+    if drops == 0:
+        return f"rose {amount}; no collection seen"
     return f"rose {amount} between collections ({k} floor{'' if k == 1 else 's'}; needs 3)"
 
 

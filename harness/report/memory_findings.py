@@ -13,12 +13,14 @@ from harness.stats.run import GroupStats
 
 def memory_metrics(g: GroupStats) -> list[tuple[str, str]]:
     """(label, growth metric) of each memory series ``g`` has: content and GPU process RSS (by
-    :data:`PROCESS_ROLES`), modeled native bytes (emulated WebGPU) and the worker's JS heap."""
+    :data:`PROCESS_ROLES`; summed over every process of that type in each sampling round,
+    harness/stats/cells.py ``rss_rounds``, so labelled "RSS of all renderer processes (sum)", never
+    as one process's), modeled native bytes (emulated WebGPU) and the worker's JS heap."""
     out = []
-    for role, label in (("content", "content process RSS"), ("gpu", "GPU process RSS")):
+    for role in ("content", "gpu"):
         for ptype in PROCESS_ROLES[role]:
             if f"rss_growth_bytes_per_token_{ptype}" in g.metrics:
-                out.append((f"{label} ({ptype})", f"rss_growth_bytes_per_token_{ptype}"))
+                out.append((f"RSS of all {ptype} processes (sum)", f"rss_growth_bytes_per_token_{ptype}"))
                 break
     out += [(label, m) for label, m in (("modeled native bytes of live bind groups (a model)",
                                          "modeled_native_growth_bytes_per_token"),
@@ -108,7 +110,8 @@ def memory_budget(inp: Inputs) -> list[Finding]:
             if budget:
                 counted = (rows["memory_budget_counted_bytes_max"].dropna() if "memory_budget_counted_bytes_max" in rows
                            else [])
-                words += [budget_reading(None, float(max(counted)) if len(counted) else None, budget)]
+                top = rows.loc[counted.astype(float).idxmax()] if len(counted) else None  # the repetition with the most
+                words += [budget_reading(None, float(max(counted)) if len(counted) else None, budget, top)]
             # the one projection (harness/stats/workloads/retention.py): the counted quantity, per cell
             proj = [r["budget_projection"] for r in ret_rows if r["cell"] in g.cells and r.get("budget_projection")
                     and r["budget_projection"]["token"] is not None]
@@ -138,7 +141,13 @@ CLASS_WORDS = {"too-few-samples": "too few samples", "flat": "flat", "bounded": 
                "growing-until-collected": "growing until collected", "retained-wrappers":
                "wrappers retained (buffers destroyed: not GPU memory)", "retained-growth": "retained growth"}
 #: Classes said together in one sentence per family when every variant's series has them.
-CALM = {"flat": "Flat (nothing new kept, nothing collected)", "bounded": "Bounded (collections bring them back)"}
+CALM = {"flat": "Flat (nothing new kept, nothing collected)", "bounded": "Bounded (collections bring them back)",
+        "falls": "Bounded (falls bring them back: measured RSS and heap have no collection counter)"}
+
+
+def _measured(name: str) -> bool:
+    """RSS and JS heap series: no collected counter of their own, so their drops are falls."""
+    return name.startswith("rss_bytes_") or name.startswith("js_heap")
 
 
 def _shown_series(name: str) -> bool:
@@ -174,12 +183,20 @@ def memory_classes(inp: Inputs) -> list[Finding]:
             if kinds == {"too-few-samples"}:
                 few.append(f"{label} ({_n_per_variant(fam, rs)})")
                 continue
-            if kinds <= set(CALM):
-                for kind in CALM:  # a variant is bounded where any repetition's series is, flat where all are
+            if kinds <= {"flat", "bounded"}:
+                # a variant is bounded where any repetition's series is, flat where all are; RSS and
+                # heap series are bounded by falls (no collection counter of their own)
+                for kind in ("flat", "bounded"):
                     held = tuple(g.key.variant for g in fam if (kind == "bounded") == any(
                         r.get("class") == "bounded" for r in rs if r["group"] == g.key.label)
                         and any(r["group"] == g.key.label for r in rs))
-                    if held:
+                    if not held:
+                        continue
+                    if kind == "bounded" and _measured(name):
+                        hr = [r for r in rs if r["group"] in {g.key.label for g in fam if g.key.variant in held}]
+                        fall = all(r.get("floor_ci_high") is not None and r["floor_ci_high"] < 0 for r in hr)
+                        calm.setdefault(("falls", held), []).append(label + (" (its floors fall)" if fall else ""))
+                    else:
                         calm.setdefault((kind, held), []).append(label)
                 continue
             parts: list = [f"{label[:1].upper()}{label[1:]}: "]

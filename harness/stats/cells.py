@@ -78,7 +78,7 @@ class CellData:
     steps: pd.DataFrame
     memory: pd.DataFrame
     #: forced collections (``--gc-checkpoints``; gc_checkpoint samples): ``(token, asked_s,
-    #: done_s)`` each: the last step the harness had seen when it asked, when it asked and when
+    #: done_s, done_token)`` each: the last step the harness had seen when it asked, when it asked and when
     #: the engine said the collection was done (harness/stats/memory.py places them)
     gc_forced: list = field(default_factory=list)
     #: what is derived from this cell's rows, computed once (token values per metric and
@@ -107,7 +107,8 @@ def cells_of(tables) -> list[CellData]:
         for r in gc[gc["forced"].fillna(False).astype(bool)].itertuples(index=False):
             done = r.done_s if r.done_s is not None and r.done_s == r.done_s else r.time_s
             if r.token == r.token and r.time_s == r.time_s:  # not NaN
-                forced.setdefault(r.cell, []).append((int(r.token), float(r.time_s), float(done)))
+                done_token = int(r.done_token) if r.done_token is not None and r.done_token == r.done_token else None
+                forced.setdefault(r.cell, []).append((int(r.token), float(r.time_s), float(done), done_token))
     for c in tables.manifest.get("cells", []):
         cid = c["cell"]
         st = steps.get_group(cid) if steps is not None and cid in steps.groups else tables.steps.iloc[0:0]

@@ -47,6 +47,9 @@ class Estimate:
     #: growth metrics: the fewest floors behind the slope among the repetitions fitted (a slope on
     #: ``series`` is a rate between collections from fewer than 3 floors, not a growth rate)
     floors: int | None = None
+    #: growth metrics: the most drops (own collections, falls, forced collections) any repetition
+    #: fitted saw; 0: no collection seen at all, so a ``series`` slope is no "rate between collections"
+    drops: int | None = None
     #: a per-token metric above SUBSAMPLE_TOKENS tokens: its m-out-of-n bootstrap replicates and
     #: m, drawn with a seed of its own, so that a difference of two such groups reuses them
     #: (independent by their seeds) instead of resampling both again; not written anywhere
@@ -114,7 +117,7 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
     # within a repetition (or, without floors, within a stretch between drops) only, so offsets
     # between contexts and drops at collections never count as growth. A cell whose series has
     # fewer than MIN_POINTS positions gives no slope: with none left, "too few samples (n=K)".
-    strata, per, bases, res, few, nfloors = [], [], [], [], [], []
+    strata, per, bases, res, few, nfloors, ndrops = [], [], [], [], [], [], []
     for c in cells:
         fp = floor_points(c, growth_series(metric) or "", warmup)
         if fp.basis == "too-few":
@@ -128,6 +131,7 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
         res.append(fp.res)
         mc = memory_of(c, warmup).classes.get(growth_series(metric) or "")
         nfloors.append(len(mc.floors) if mc is not None else 0)
+        ndrops.append(len(mc.events) if mc is not None else 0)
     if not strata:
         if few:
             return Estimate(metric, kind, unit, "slope", None, None, None, few[0].why, max(f.points for f in few),
@@ -142,6 +146,6 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
     flat = all(np.all(y == y[0]) for _, y in strata)
     how = "exact" if flat and lo is not None else ("none" if lo is None else "theil-sen")
     return Estimate(metric, kind, unit, "slope", slope, lo, hi, how, n, len(bases), None, None, warmup, per,
-                    "+".join(sorted(set(bases))), min(nfloors) if nfloors else None)
+                    "+".join(sorted(set(bases))), min(nfloors) if nfloors else None, max(ndrops) if ndrops else None)
 
 

@@ -256,7 +256,17 @@ def classify(cell: str, series: str, label: str, unit: str, t: np.ndarray, y: np
     moved = (" never rose above its first value" if y.max() <= y[0] else
              " rose no more than its noise ({noise}) above its first value")
     if not rose:
-        if own:
+        if own and len(own) < MIN_RETURNS and len(floors) < MIN_FLOORS:
+            # one fall of a series that never rose: flat until then; not "bounded" (that needs 3
+            # floors or 2 drops that each brought it back), and a fall is no collection
+            at = float(own[0])
+            mc.kind = "flat"
+            mc.reason_values["last"] = [float(y[-1]), unit]
+            what = "a collection" if collected else "a fall, no collection seen"
+            where = "its last position" if at == hi_t else f"token {at:.0f}"
+            mc.reason = (f"stayed at or below its first value ({{first}}) until {where}, where it fell to {{last}} "
+                         f"({what}): one drop, not enough to call it bounded")
+        elif own:
             mc.kind = "bounded"
             mc.reason = f"{moved[1:]}; {_drops_words(mc)}"
             if mc.floor_slope is not None:
@@ -300,8 +310,8 @@ def classify(cell: str, series: str, label: str, unit: str, t: np.ndarray, y: np
                      f"token's growth); no floor slope from {too_few(len(floors), MIN_FLOORS, 'floors')}")
     elif rising:
         mc.kind = "growing-until-collected"
-        mc.reason = (f"{seen} in {len(t)} positions while it rose {{rate}} between drops; whether "
-                     "collections would bring it back is not known (--gc-checkpoints N forces some)")
+        mc.reason = (f"{seen} in {len(t)} positions while it rose {{rate}}{' between drops' if ev else ''}; "
+                     "whether collections would bring it back is not known (--gc-checkpoints N forces some)")
     elif own:
         mc.kind = "bounded"
         mc.reason = f"{_drops_words(mc)} and no significant rise ({seen})"

@@ -21,7 +21,7 @@ Each series' own drops, its floors (its minimum after each drop) and its class c
 harness/stats/floors.py (:func:`harness.stats.floors.classify`); floors are never read at
 another series' collections. Projections to a memory budget (:func:`projection`) are made
 only for the series the budget measures (content process RSS, modeled native bytes:
-:func:`budgeted`), from the floor slope of retained growth or the rate of a growing series.
+:func:`budgeted`), from the floor slope of retained growth with 3 floors or more; none otherwise.
 """
 
 from __future__ import annotations
@@ -106,10 +106,14 @@ def collection_tokens(steps: pd.DataFrame) -> list[int]:
     return sorted(out)
 
 
-def forced_tokens(steps: pd.DataFrame, forced: list, natural: list[int]) -> list[int]:
-    """Steps in which forced collections landed (see the module docstring). ``forced``:
-    ``(token, asked_s, done_s)`` of ``gc_checkpoint`` samples; ``natural``: :func:`collection_tokens`."""
-    out = set()
+def forced_placements(steps: pd.DataFrame, forced: list, natural: list[int]) -> list[tuple[int, bool]]:
+    """``(step, exact)`` where each forced collection landed. ``forced``: ``(token, asked_s,
+    done_s[, done_token])`` of ``gc_checkpoint`` samples; ``natural``: :func:`collection_tokens`.
+    ``exact``: the worker waited at that checkpoint (harness/probe/gc_checkpoints.py: it was
+    answered while the last step the harness had seen was still ``token``, and the next step
+    came only after the answer), so the collection fell between step ``token`` and ``token + 1``
+    and the floor is read at ``token + 1`` whatever other series saw collected meanwhile."""
+    out: dict[int, bool] = {}
     if not len(steps) or "received_s" not in steps:
         return []
     received = steps[["step", "received_s"]].dropna().sort_values("received_s")
@@ -118,12 +122,21 @@ def forced_tokens(steps: pd.DataFrame, forced: list, natural: list[int]) -> list
         after = received.loc[received["received_s"] > done, "step"].astype(int).tolist()
         window = received.loc[received["received_s"] > asked, "step"].astype(int).tolist()
         window = window[:len(window) - len(after) + 2]  # while it ran, and two steps after its answer
+        waited = len(item) > 3 and item[3] == item[0] and bool(after) and after[0] == int(item[0]) + 1
         hit = [t for t in window if t in natural]
-        if hit:
-            out.add(hit[0])      # it collected wrappers of ours: that collection is the event
+        if waited:
+            out[after[0]] = True  # between step token and token + 1: read the floor there
+        elif hit:
+            out.setdefault(hit[0], False)  # it collected wrappers of ours: that collection is the event
         elif after:
-            out.add(after[0])    # nothing of ours was collectable: what is there after it survived
-    return sorted(out)
+            out.setdefault(after[0], False)  # nothing of ours was collectable: what is there after it survived
+    return sorted(out.items())
+
+
+def forced_tokens(steps: pd.DataFrame, forced: list, natural: list[int]) -> list[int]:
+    """Steps in which forced collections landed (:func:`forced_placements`; see the module
+    docstring)."""
+    return [t for t, _ in forced_placements(steps, forced, natural)]
 
 
 def budgeted(series: str) -> bool:
@@ -135,19 +148,26 @@ def budgeted(series: str) -> bool:
 
 def projection(mc: MemoryClass, budget_bytes: float | None) -> dict:
     """Tokens until a budgeted byte series (:func:`budgeted`) reaches ``budget_bytes`` from its
-    last value at its growth (:attr:`MemoryClass.growth`): ``{"tokens", "slope", "which",
-    "budget_bytes", "why"}``; ``tokens`` None with ``why`` when not projected (no budget, not
-    what the budget counts, not growing, already over)."""
+    last value at its floor slope: ``{"tokens", "slope", "which", "budget_bytes", "why"}``.
+    The one rule of every projection (as harness/stats/workloads/retention.py
+    ``budget_projection``): only retained growth from :data:`MIN_FLOORS` floors or more is
+    projected; ``tokens`` None with ``why`` otherwise (no budget, not what the budget counts,
+    too few floors, not growing, already over: ``tokens`` 0)."""
     slope, which = mc.growth
     out = {"tokens": None, "slope": slope, "which": which, "budget_bytes": budget_bytes, "why": ""}
     if not budget_bytes:
         out["why"] = "no --memory-budget given"
     elif "bytes" not in mc.unit or not budgeted(mc.series):
         out["why"] = "not what a memory budget counts"
-    elif slope is None:
-        out["why"] = which
+    elif mc.kind == "too-few-samples":
+        out["why"] = f"not projected: {which}"
+    elif len(mc.floors) < MIN_FLOORS:
+        out["why"] = (f"not projected: {mc.kind.replace('-', ' ')}, {len(mc.floors)} floor(s) (needs {MIN_FLOORS})"
+                      if mc.kind not in ("flat", "bounded") else f"not projected: {mc.kind}")
+    elif mc.kind != "retained-growth" or slope is None:
+        out["why"] = f"not projected: {mc.kind.replace('-', ' ')}"
     elif slope <= 0:
-        out["why"] = f"{which} is not positive"
+        out["why"] = f"not projected: {which} is not positive"
     elif mc.last >= budget_bytes:
         out["why"], out["tokens"] = "already over the budget", 0.0
     else:
@@ -177,9 +197,9 @@ def _measured_series(cell, warmup: int) -> dict[str, Series]:
         for ptype in [c for c in rounds.columns if c not in ("token", "time_s")]:
             v = rounds[ptype].to_numpy(float)
             keep = after & ~np.isnan(v)
-            what = "every process" if ptype == "all" else f"{ptype} processes"
+            what = "every process" if ptype == "all" else f"all {ptype} processes"  # summed per round
             t, y = per_token(tok[keep], v[keep])
-            out[f"rss_bytes_{ptype}"] = Series(f"rss_bytes_{ptype}", f"RSS of {what} (measured)", "bytes", t, y, False)
+            out[f"rss_bytes_{ptype}"] = Series(f"rss_bytes_{ptype}", f"RSS of {what} (sum, measured)", "bytes", t, y, False)
     m = cell.memory
     if len(m) and "js_heap_bytes" in m:
         h = m[(m["source"] == "cdp") & m["js_heap_bytes"].notna() & (m["token"].fillna(-1) >= warmup)]
@@ -198,15 +218,17 @@ def series_of(cell, warmup: int = 1) -> dict[str, tuple[str, str, np.ndarray, np
 
 def cell_events(cell) -> tuple[list[int], list[int]]:
     """(steps in which the worker saw collections, steps where forced collections landed) of a
-    cell. A forced collection in which no wrapper of ours was seen collected is placed only by
-    time (the step after the engine's answer), so it counts only in a cell with fewer than two
-    collections it saw: where collections are seen, they mark the floors."""
+    cell. A forced collection the worker waited at falls between step ``token`` and ``token + 1``
+    and is placed there (:func:`forced_placements`). One the worker did not wait at, in which no
+    wrapper of ours was seen collected, is placed only by time (the step after the engine's
+    answer), so it counts only in a cell with fewer than two collections it saw."""
     if "memory_events" in cell.cache:
         return cell.cache["memory_events"]
     natural = collection_tokens(cell.steps) if len(cell.steps) else []
-    forced = forced_tokens(cell.steps, list(getattr(cell, "gc_forced", [])), natural)
-    if len(natural) >= 2:
-        forced = [f for f in forced if f in natural]
+    placed = forced_placements(cell.steps, list(getattr(cell, "gc_forced", [])), natural)
+    # placed by time alone (the worker did not wait), a forced collection is kept only where
+    # the worker saw few collections of its own; one the worker waited at is placed exactly
+    forced = [f for f, exact in placed if exact or len(natural) < 2 or f in natural]
     cell.cache["memory_events"] = (natural, forced)
     return natural, forced
 
@@ -231,6 +253,7 @@ def memory_of(cell, warmup: int = 1) -> CellMemory:
         if mc is not None:
             classes[name] = mc
     _destroyed_wrappers(classes)
+    _destroyed_falls(classes, steps)
     cell.cache[key] = CellMemory(cell.cell, natural, forced, bind_groups, series, classes)
     return cell.cache[key]
 
@@ -247,6 +270,27 @@ def _destroyed_wrappers(classes: dict[str, MemoryClass]) -> None:
     wrappers.kind = "retained-wrappers"
     wrappers.reason = (f"the wrappers' floors rise, but the buffers were destroyed ({held.label}: {held.kind}): "
                        "references to destroyed GPUBuffers kept in JS, not GPU memory")
+
+
+#: Series whose falls destroy() makes (steps.csv ``buffer_destroy``: GPUBuffer.destroy() calls).
+DESTROYED_SERIES = ("buffers_not_destroyed", "buffer_bytes_live", "modeled_buffer_bytes")
+
+
+def _destroyed_falls(classes: dict[str, MemoryClass], steps: pd.DataFrame) -> None:
+    """A buffer series flat until one fall (harness/stats/floors.py ``classify``) whose step
+    destroyed buffers: says that destroy() freed them there (e.g. ort-run's session.release at
+    its last step), not a collection."""
+    if not len(steps) or "buffer_destroy" not in steps:
+        return
+    for name in DESTROYED_SERIES:
+        mc = classes.get(name)
+        if mc is None or mc.kind != "flat" or len(mc.falls) != 1 or mc.collections or "(a fall, " not in mc.reason:
+            continue
+        at = steps.loc[steps["step"] == mc.falls[0], "buffer_destroy"]
+        n = int(at.iloc[0]) if len(at) and pd.notna(at.iloc[0]) else 0
+        if n > 0:
+            mc.reason = mc.reason.replace("(a fall, no collection seen)",
+                                          f"(destroy() of {n} buffers at that step, no collection)")
 
 
 def cell_classes(cell, warmup: int = 1) -> dict[str, MemoryClass]:

@@ -81,8 +81,8 @@ def test_floors_are_the_series_own_minima_and_need_three_for_a_slope():
     growth = g.metrics["rss_growth_bytes_per_token_renderer"]
     assert growth.value is None and growth.ci_method.startswith("too few samples (n=")
     text = " ".join(f.text() for f in a.findings)
-    assert "No growth per token stated, too few points: content process RSS (renderer) (fresh too few samples (n=" in text
-    assert "No class, too few samples (a class needs 10 positions): RSS of renderer processes (measured) (fresh n=" in text
+    assert "No growth per token stated, too few points: RSS of all renderer processes (sum) (fresh too few samples (n=" in text
+    assert "No class, too few samples (a class needs 10 positions): RSS of all renderer processes (sum, measured) (fresh n=" in text
 
 
 def test_classes_of_a_leak_a_sawtooth_and_growth_without_collections():
@@ -108,10 +108,14 @@ def test_projection_uses_the_given_budget_and_the_slope_it_names(analysed):
     assert p["which"] == "rate between collections"
     series = next(r for r in a.workloads["memory"]["rows"]
                   if r["cell"] == rows["fresh"]["cell"] and r["series"] == "modeled_native_bytes")
-    assert p["slope"] == series["rate_between_collections"] == series["projection_slope"] == 42 * 16384
-    assert p["tokens"] == pytest.approx((2e9 - series["last"]) / p["slope"])
+    assert p["slope"] == series["rate_between_collections"] == 42 * 16384
+    # growing with fewer than 3 floors: the one rule, nothing projected, and it says why
+    assert len(series["floors"].split()) < 3
+    assert p["tokens"] is None and series["projected_tokens_to_budget"] is None and series["projection_slope"] is None
+    assert p["why"].startswith("not projected: growing until collected, ") and p["why"].endswith("floor(s) (needs 3)")
+    assert series["projection_basis"] == p["why"]
     assert rows["reuse"]["projection"]["tokens"] is None and rows["reuse"]["projection"]["kind"] == "flat"
-    assert rows["reuse"]["projection"]["why"] == "not projected"
+    assert rows["reuse"]["projection"]["why"] == "not projected: flat"
     html = (a.out_dir / "report.html").read_text(encoding="utf-8")
     assert "tokens to 2,000 MB" in html and "tokens to 2,048 MB" not in html
 

@@ -11,6 +11,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from conftest import run_cli
@@ -94,11 +95,15 @@ def test_a_budget_not_crossed_reads_not_reached_in_every_table(analysed):
         assert len(rows) == len(s)
         for _, r in s.iterrows():
             row = next(x for x in rows if r["cell"] in x)
-            said = f"not reached (max {round(r['memory_budget_counted_bytes_max'] / 1e6):,} MB of {budget:,.0f} MB)"
+            said = f"not reached (max {round(r['memory_budget_counted_bytes_max'] / 1e6):,} MB of {budget:,.0f} MB"
             assert said in row, row
+            rounds = int(r["content_rss_samples"])                # how many RSS rounds the max rests on
+            at = r["memory_budget_counted_token"]
+            assert (f"{said} at token {int(at)}: " if pd.notna(at) else f"{said}: RSS not placed on a token") in row, row
+            assert f"(n={rounds} RSS round" in row, row
             assert "token 0" not in row, row
         for _, g in s.groupby("variant"):
-            most = f"not reached (max {round(g['memory_budget_counted_bytes_max'].max() / 1e6):,} MB of {budget:,.0f} MB)"
+            most = f"not reached (max {round(g['memory_budget_counted_bytes_max'].max() / 1e6):,} MB of {budget:,.0f} MB"
             assert most in _findings(a) and most in _md(a), (most, _findings(a))
         assert "token 0" not in _md(a)
 
@@ -114,11 +119,12 @@ def test_the_console_says_a_budget_not_crossed_in_the_same_words(analysed, tmp_p
     lines = [x for x in r.stdout.splitlines() if ": memory budget 400 MB: " in x]
     assert len(lines) == len(a.tables.summary)
     for _, row in a.tables.summary.iterrows():
-        said = f"not reached (max {round(row['memory_budget_counted_bytes_max'] / 1e6):,} MB of 400 MB)"
+        said = f"not reached (max {round(row['memory_budget_counted_bytes_max'] / 1e6):,} MB of 400 MB"
+        rounds = f"(n={int(row['content_rss_samples'])} RSS round"  # how many RSS rounds it rests on
         # a cell sampled only in the warm-up (content_rss_samples 0) says so after the same words
         tail = ": its content-process RSS rests on no in-step sample (content process not sampled after the warm-up)"
-        said += tail if row["content_rss_samples"] == 0 else ""
-        assert sum(x.endswith(said) for x in lines) >= 1, (said, lines)
+        assert sum(said in x and rounds in x and (x.endswith(tail) or row["content_rss_samples"] != 0)
+                   for x in lines) >= 1, (said, lines)
 
 
 # 3. live counts are measured values: significance only across 2+ repetitions a side --------------------
@@ -253,7 +259,7 @@ def test_rates_of_workloads_whose_step_is_not_a_token_say_per_step(analysed):
     for name in NAMES:                                      # a count of positions names them
         text = _findings(analysed[name])
         assert not re.findall(r"\(n=\d+\)", text), name
-    assert re.search(r"RSS of renderer processes \(measured\) \(fresh n=[\d, ]+ tokens?[^;]*; reuse n=[\d, ]+ tokens?",
+    assert re.search(r"RSS of all renderer processes \(sum, measured\) \(fresh n=[\d, ]+ tokens?[^;]*; reuse n=[\d, ]+ tokens?",
                      _findings(analysed["chromium-decode-loop"]))  # n per variant (and repetition)
 
 

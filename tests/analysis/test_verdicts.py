@@ -38,7 +38,7 @@ def test_a_budget_not_crossed_says_not_reached_with_the_most_it_counted(analysed
     counted = s["memory_budget_counted_bytes_max"]
     assert (counted > 0).all() and (counted < 400e6).all()
     for variant, rows in s.groupby("variant"):
-        said = f"{variant} not reached (max {rows['memory_budget_counted_bytes_max'].max() / 1e6:,.0f} MB of 400 MB)"
+        said = f"{variant} not reached (max {rows['memory_budget_counted_bytes_max'].max() / 1e6:,.0f} MB of 400 MB"
         assert said in _text(a), _text(a)
     for name in ("summary.md", "report.html"):
         text = (a.out_dir / name).read_text(encoding="utf-8")

@@ -29,8 +29,8 @@ COLUMNS = ["cell", "group", "series", "unit", "class", "points", "first", "last"
 
 
 def rows(run, budget_bytes: float | None = None) -> list[dict]:
-    """One dict per ok cell × memory series (:data:`COLUMNS`); byte series growing or retained
-    are projected to ``budget_bytes`` (``--memory-budget``). ``growth_*``: the cell's one growth
+    """One dict per ok cell × memory series (:data:`COLUMNS`); byte series with retained
+    growth from 3 floors or more are projected to ``budget_bytes`` (``--memory-budget``). ``growth_*``: the cell's one growth
     estimate (:attr:`harness.stats.floors.MemoryClass.growth_per_token`; a group's, pooled over
     repetitions, is stats.csv's); ``reason``: in plain numbers, ``reason_template`` +
     ``reason_values`` for the report's formatter (harness/report/format.py ``reason``)."""

@@ -49,8 +49,7 @@ def content_rss_by_token(tables, cell: str) -> pd.Series:
 def modeled_projection(cell, budget: float | None, warmup: int = 1) -> dict | None:
     """The modeled native bytes of ``cell`` (a :class:`harness.stats.cells.CellData`) projected to
     ``budget`` (``--memory-budget``) by its class (:func:`harness.stats.memory.projection`: the
-    floor slope for retained growth, the rate between collections for growing-until-collected,
-    none for bounded), with ``kind``; None when the cell has no modeled bytes."""
+    floor slope of retained growth from 3 floors or more, none otherwise), with ``kind``; None when the cell has no modeled bytes."""
     mc = memory_of(cell, warmup).classes.get("modeled_native_bytes") if cell is not None else None
     if mc is None:
         return None
@@ -160,7 +159,8 @@ def retention_rows(tables, run=None) -> list[dict]:
             "killed": row.get("would_be_killed_at_token"),
             "budget": row.get("memory_budget_bytes"), "budget_counted_max": row.get("memory_budget_counted_bytes_max"),
             "budget_reading": budget_reading(row.get("would_be_killed_at_token"),
-                                             row.get("memory_budget_counted_bytes_max"), row.get("memory_budget_bytes")),
+                                             row.get("memory_budget_counted_bytes_max"), row.get("memory_budget_bytes"),
+                                             row),
             "projection": modeled_projection(data.get(row["cell"]), row.get("memory_budget_bytes")
                                              if pd.notna(row.get("memory_budget_bytes")) else None, warmup)
             if emulated else None,
