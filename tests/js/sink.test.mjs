@@ -132,3 +132,18 @@ test('up to MAX_IN_FLIGHT requests are out at once; a sample is answered only wh
   assert.equal(sink.acked, 8);
   await new Promise((r) => srv.close(r));
 });
+
+test('the first step leaves at once, later steps wait to be coalesced', async () => {
+  const s = await server(() => 200);
+  const sink = new SampleSink('c1', { base: s.url });
+  sink.post({ kind: 'step', step: 0 });
+  // hold the thread as a busy worker would: no timer can fire meanwhile
+  const until = Date.now() + 300;
+  while (Date.now() < until) { /* busy */ }
+  sink.post({ kind: 'step', step: 1 });
+  await new Promise((r) => setTimeout(r, 30)); // less than the coalescing wait
+  assert.deepEqual(s.batches.map((b) => b.samples.map((x) => x.step)), [[0]]);
+  await sink.flush();
+  assert.deepEqual(s.batches.flatMap((b) => b.samples.map((x) => x.step)), [0, 1]);
+  await s.close();
+});

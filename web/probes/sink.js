@@ -94,7 +94,9 @@ export class SampleSink {
       return Promise.resolve();
     }
     this.queue.push({ n, json: JSON.stringify({ t_ms: performance.now(), ...sample, n }) });
-    if (URGENT_KINDS.has(sample?.kind)) this.urgent = true;
+    // the first step leaves at once too: the harness learns the worker began its steps even when
+    // the worker then stays busy (a coalescing timer cannot fire while its thread is held)
+    if (URGENT_KINDS.has(sample?.kind) || (sample?.kind === 'step' && sample.step === 0)) this.urgent = true;
     this.kick();
     return this.until(n);
   }
