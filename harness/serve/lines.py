@@ -120,13 +120,30 @@ def _all_finite(value: Any) -> bool:
     return True
 
 
-def line_problem(line: dict[str, Any]) -> str | None:
+#: ``bytes.translate`` table of :func:`_may_be_unfaithful`: digits → ``0``, ``.`` kept, ``e``/``E`` →
+#: ``e``, every other byte → a space (``+``/``-`` are deleted), so integer parts and exponents stand out.
+_SHAPE = bytes(48 if 48 <= i <= 57 else 46 if i == 46 else 101 if i in (69, 101) else 32 for i in range(256))
+
+
+def _may_be_unfaithful(raw: bytes) -> bool:
+    """Whether a line's bytes could hold a number JSON cannot carry faithfully: the tokens NaN or
+    Infinity, an integer part of 16 digits or more (2^53 has 16), or an exponent of 3 digits or
+    more (1e400 parses as Infinity). Cheap (C-level translate and search); a line without any is
+    not walked value by value (:func:`_all_finite`)."""
+    if b"NaN" in raw or b"Infinity" in raw:
+        return True
+    shape = raw.translate(_SHAPE, b"+-")
+    return b" 0000000000000000" in shape or b"e000" in shape
+
+
+def line_problem(line: dict[str, Any], raw: bytes | None = None) -> str | None:
     """Why one parsed line of samples.jsonl (a JSON object) breaks the rules it was written
     under, else None: a posted kind (``step``, ``env``…) is checked against its model above
     (as :func:`check_sample` / :func:`check_injected` did on the wire), a harness record
     (``process_memory``…) against its record model, the fields the harness adds against
-    :class:`LineFields`, and every value for NaN/Infinity or an integer beyond 2^53. One line,
-    like :func:`check_sample`'s: the first field that is wrong and how."""
+    :class:`LineFields`, and every value for NaN/Infinity or an integer beyond 2^53 (where
+    ``raw``, the line's bytes, could hold one: :func:`_may_be_unfaithful`). One line, like
+    :func:`check_sample`'s: the first field that is wrong and how."""
     model = _POSTED.get(line.get("kind"))
     try:
         LineFields.model_validate({k: line[k] for k in RESERVED_KEYS if k in line})
@@ -135,6 +152,8 @@ def line_problem(line: dict[str, Any]) -> str | None:
             model.model_validate({"n": 1, **{k: v for k, v in line.items() if k not in RESERVED_KEYS}})
         elif line.get("kind") in _RECORDS:
             _RECORDS[line["kind"]].model_validate(line)
+        if raw is not None and not _may_be_unfaithful(raw):
+            return None
         return None if _all_finite(line) else _non_finite(line)
     except ValidationError as exc:
         return _first_error(exc)

@@ -87,7 +87,7 @@ def _first_cell_named(path: Path) -> str | None:
 OBJECT_FIELDS = ("counters", "live", "emulation", "extra", "adapter", "result")
 
 
-def not_a_sample(s: Any) -> str | None:
+def not_a_sample(s: Any, raw: bytes | None = None) -> str | None:
     """Why a parsed line of samples.jsonl cannot be read as a sample, else None: not an object,
     a step without an integer ``step``, an object field that is not one, or a field of the
     wrong type, out of range or not finite by the rules the server applied on the wire
@@ -105,7 +105,7 @@ def not_a_sample(s: Any) -> str | None:
             return f"{', '.join(bad)} not an object"
     from harness.serve.lines import line_problem  # pydantic: loaded when a folder is read
 
-    return line_problem(s)
+    return line_problem(s, raw)
 
 
 @dataclass
@@ -154,7 +154,7 @@ def scan_samples(run_dir: Path) -> tuple[list[dict[str, Any]], list[BadLine]]:
             except ValueError as exc:  # nesting past its limit (200 levels), bytes, or syntax
                 why = "JSON nested too deeply" if str(exc).startswith("recursion limit") else _not_json(raw)
             else:
-                why = not_a_sample(s)
+                why = not_a_sample(s, raw)
             if why is None:
                 cell = s.get("cell") if isinstance(s.get("cell"), str) else None
                 for b in waiting:
