@@ -109,13 +109,19 @@ def cells_of(tables) -> list[CellData]:
             if r.token == r.token and r.time_s == r.time_s:  # not NaN
                 done_token = int(r.done_token) if r.done_token is not None and r.done_token == r.done_token else None
                 forced.setdefault(r.cell, []).append((int(r.token), float(r.time_s), float(done), done_token))
+    # each cell's status as its samples carry it (summary.csv: harness/store/settle.py), not the
+    # manifest's word alone: a damaged or partial cell is never compared or estimated as ok
+    summary = getattr(tables, "summary", None)
+    settled = ({r["cell"]: (r.get("status"), r.get("reason")) for r in summary[["cell", "status", "reason"]].to_dict("records")}
+               if summary is not None and len(summary) and {"cell", "status", "reason"} <= set(summary.columns) else {})
     for c in tables.manifest.get("cells", []):
         cid = c["cell"]
+        status, reason = settled.get(cid, (c.get("status", ""), c.get("reason", "")))
         st = steps.get_group(cid) if steps is not None and cid in steps.groups else tables.steps.iloc[0:0]
         mem = memory.get_group(cid) if memory is not None and cid in memory.groups else tables.memory.iloc[0:0]
         env = {k: c.get(k) or "" for k in ("browser_version", "adapter", "webgpu", "machine", "os", "cpu")}
-        out.append(CellData(cid, group_key(c), int(c.get("repetition") or 0), c.get("status", ""),
-                            c.get("reason", ""), env, st.sort_values("step"), mem,
+        out.append(CellData(cid, group_key(c), int(c.get("repetition") or 0), status or "",
+                            reason if isinstance(reason, str) else "", env, st.sort_values("step"), mem,
                             forced.get(cid, [])))
     return out
 

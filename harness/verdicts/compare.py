@@ -158,6 +158,13 @@ def ended_as(run: S.RunStats, tables, keys: list[S.GroupKey], machine: bool) -> 
     return out
 
 
+def _none_ok(run) -> str:
+    """``no ok cells (cell: status: reason; …)``: why a run has nothing to compare, its first cells' outcomes."""
+    said = [f"{c.cell}: {c.status}" + (f": {c.reason[:160]}" if c.reason else "") for c in run.cells[:3]]
+    more = f"; {len(run.cells) - 3} more" if len(run.cells) > 3 else ""
+    return "no ok cells" + (f" ({'; '.join(said)}{more})" if said else "")
+
+
 def compare(a_tables, b_tables, a_name: str = "A", b_name: str = "B", warmup: int = S.DEFAULT_WARMUP,
             a_dir: str = "", b_dir: str = "") -> Comparison:
     """Compare two runs' :class:`harness.tables.Tables` (B − A). Raises :class:`NoCommonCells`
@@ -171,8 +178,8 @@ def compare(a_tables, b_tables, a_name: str = "A", b_name: str = "B", warmup: in
     if not common:
         raise NoCommonCells(
             f"runs have no cells in common (browser × workload × variant × profile × parameters): "
-            f"{a_name} has {', '.join(sa.groups[k].key.label for k in ka.values()) or 'no ok cells'}; "
-            f"{b_name} has {', '.join(sb.groups[k].key.label for k in kb.values()) or 'no ok cells'}")
+            f"{a_name} has {', '.join(sa.groups[k].key.label for k in ka.values()) or _none_ok(sa)}; "
+            f"{b_name} has {', '.join(sb.groups[k].key.label for k in kb.values()) or _none_ok(sb)}")
     matches = []
     for mka, mkb in common:
         ga, gb = sa.groups[ka[mka]], sb.groups[kb[mkb]]
