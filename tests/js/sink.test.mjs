@@ -135,15 +135,24 @@ test('up to MAX_IN_FLIGHT requests are out at once; a sample is answered only wh
 
 test('the first step leaves at once, later steps wait to be coalesced', async () => {
   const s = await server(() => 200);
-  const sink = new SampleSink('c1', { base: s.url });
-  sink.post({ kind: 'step', step: 0 });
-  // hold the thread as a busy worker would: no timer can fire meanwhile
-  const until = Date.now() + 300;
-  while (Date.now() < until) { /* busy */ }
-  sink.post({ kind: 'step', step: 1 });
-  await new Promise((r) => setTimeout(r, 30)); // less than the coalescing wait
-  assert.deepEqual(s.batches.map((b) => b.samples.map((x) => x.step)), [[0]]);
-  await sink.flush();
-  assert.deepEqual(s.batches.flatMap((b) => b.samples.map((x) => x.step)), [0, 1]);
-  await s.close();
+  try {
+    const sink = new SampleSink('c1', { base: s.url });
+    sink.post({ kind: 'env' }); // leaves at once (urgent), so what follows within COALESCE_MS would wait
+    await null; // the workload awaits between steps (its mapAsync): queued microtasks run there
+    sink.post({ kind: 'step', step: 0 });
+    await null;
+    // then hold the thread as a busy worker does: no coalescing timer can fire meanwhile
+    const until = Date.now() + 300;
+    while (Date.now() < until) { /* busy */ }
+    sink.post({ kind: 'step', step: 1 });
+    await new Promise((r) => setTimeout(r, 30));
+    // step 0 left on its own before the thread was held (without it, step 0 would have waited for
+    // the coalescing timer and left only after the busy spell, with step 1)
+    assert.deepEqual(s.batches.slice(0, 2).map((b) => b.samples.map((x) => x.kind === 'step' ? x.step : x.kind)),
+      [['env'], [0]]);
+    await sink.flush();
+    assert.deepEqual(s.batches.flatMap((b) => b.samples.map((x) => x.step)).filter((x) => x !== undefined), [0, 1]);
+  } finally {
+    await s.close();
+  }
 });
