@@ -268,12 +268,12 @@ def test_every_cell_gets_its_own_start_timeout_however_long_the_run(tmp_path):
     # 9 s before the worker reported" although each cell took ~1 s
     t0 = time.monotonic()
     r = run_cli("run", "-b", "chromium", "-w", "decode-loop", "-v", "fresh,reuse", "-p", "tiny", "-n", "4",
-                "--repeat", "6", "--start-timeout-s", "8", "--memory-interval-ms", "50", run_dir=tmp_path / "long",
+                "--repeat", "12", "--start-timeout-s", "8", "--memory-interval-ms", "50", run_dir=tmp_path / "long",
                 timeout=600)
     took = time.monotonic() - t0
     cells = json.loads((tmp_path / "long" / "manifest.json").read_text())["cells"]
     assert r.returncode == 0, [c["reason"] for c in cells if c["status"] != "ok"] or r.stderr[-2000:]
-    assert len(cells) == 12 and all(c["status"] == "ok" for c in cells)
+    assert len(cells) == 24 and all(c["status"] == "ok" for c in cells)
     assert json.loads((tmp_path / "long" / "manifest.json").read_text())["parameters"]["start_timeout_s"] == 8
     assert took > 2 * 8, f"the run took {took:.0f} s: too short to pass the start timeout"
 
