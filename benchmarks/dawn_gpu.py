@@ -9,7 +9,7 @@ Here (a clone after ``scripts/setup.sh``; needs xz-compressible files and ``apt-
 There (Python ≥ 3.11 with the standard library; psutil used when present), from the folder
 holding CARRY_DIR::
 
-    sh CARRY_DIR/run.sh OUT_DIR [paper|smoke]            # unpack, then the suite: OUT_DIR/dawn-SUITE.tar.gz
+    sh CARRY_DIR/run.sh OUT_DIR [paper|remedies|smoke]  # unpack, then the suite: OUT_DIR/dawn-SUITE.tar.gz
 
 That writes an ordinary run folder (manifest.json + samples.jsonl, RESULTS.md) with no run
 server (harness/native/dawn.py: the Dawn host appends the samples itself), tarred into
@@ -37,6 +37,9 @@ reused, N = 1024, 12 rounds, 3 repetitions), decode-loop (every variant its mani
 at ort-field-1.7b and qwen2.5-0.5b, 128 tokens, 4 repetitions), gc-retention (every variant,
 128 tokens), ort-decode (qwen2-24l, every variant, 32 tokens) and ort-run (conv-tiny, every
 variant, 16 runs);
+``remedies`` — decode-loop ``fresh``, ``reuse``, ``dynamic-offset``, ``immediates`` and
+``bind-group-cache`` (the field report's remedies and Chromium's immediates side by side) at both
+profiles, 128 tokens, 3 repetitions;
 ``smoke`` — one short cell of each kind. Exit status: 0 when every cell is ok or skipped, 1
 when one failed, 2 on bad input.
 """
@@ -70,6 +73,10 @@ DEBS = ("libvulkan1", "libglvnd0", "libegl1", "libopengl0", "libgl1", "libglx0",
 COMPRESS_OVER = 4 << 20
 
 
+#: The remedies of issue 21 beside the two baselines (workloads/decode-loop/manifest.json).
+REMEDIES = ("fresh", "reuse", "dynamic-offset", "immediates", "bind-group-cache")
+
+
 def suite(name: str):
     """The cells of a suite (module docstring) as harness.native.dawn Selections."""
     from harness.native.dawn import Selection
@@ -78,8 +85,11 @@ def suite(name: str):
         return [Selection("dispatch-overhead", tokens=2, params={"n": 64}, variants=["fresh"]),
                 Selection("decode-loop", variants=["fresh"], tokens=4),
                 Selection("ort-run", tokens=2)]
+    if name == "remedies":
+        return [Selection("decode-loop", variants=list(REMEDIES), profile=profile, tokens=128, repeat=3)
+                for profile in ("ort-field-1.7b", "qwen2.5-0.5b")]
     if name != "paper":
-        raise ValueError(f"unknown suite {name!r} (valid: paper, smoke)")
+        raise ValueError(f"unknown suite {name!r} (valid: paper, remedies, smoke)")
     out = [Selection("dispatch-overhead", tokens=12, params={"n": 1024}, repeat=3)]
     for profile in ("ort-field-1.7b", "qwen2.5-0.5b"):
         out.append(Selection("decode-loop", variants=["all"], profile=profile, tokens=128, repeat=4))
@@ -157,11 +167,11 @@ def pack(into: Path, node: str | None, deb: Path | None) -> int:
         "debs": sorted(p.name for p in debs.iterdir())}, indent=2))
     (into / "run.sh").write_text(f"""#!/bin/sh
 # Made by benchmarks/dawn_gpu.py pack (commit {commit}): the Dawn suite on this machine.
-# usage: sh {into.name}/run.sh OUT_DIR [paper|smoke]
+# usage: sh {into.name}/run.sh OUT_DIR [paper|remedies|smoke]
 # The run folder is written under $TMPDIR (default /tmp); OUT_DIR gets dawn-SUITE.tar.gz (the
 # folder) and dawn-SUITE.log (everything printed): two files per suite.
 HERE=$(cd "$(dirname "$0")" && pwd)
-OUT=${{1:?usage: run.sh OUT_DIR [paper|smoke]}}
+OUT=${{1:?usage: run.sh OUT_DIR [paper|remedies|smoke]}}
 SUITE=${{2:-paper}}
 RUNS=${{TMPDIR:-/tmp}}/dawn-runs
 mkdir -p "$OUT" "$RUNS"
@@ -322,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     u.add_argument("--no-debs", action="store_true", help="never unpack the .deb files into / (a machine of others)")
     r = sub.add_parser("run", help="there (or here): the suite into --out")
     r.add_argument("--out", type=Path, required=True, help="run folder to write (must not hold a run)")
-    r.add_argument("--suite", default="paper", help="paper or smoke")
+    r.add_argument("--suite", default="paper", help="paper, remedies or smoke")
     r.add_argument("--carried", type=Path, default=None, help="the unpacked CARRY_DIR (Node, the package, onnxruntime-web)")
     r.add_argument("--node", default=None, help="Node binary (default: the carried one, else node on PATH)")
     r.add_argument("--webgpu", default=None, help="folder of the npm package webgpu (default: carried, else found)")
