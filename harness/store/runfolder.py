@@ -23,8 +23,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic_core import from_json
-
 from harness import __version__
 from harness.store import files
 from harness.store.files import RunFolderError  # noqa: F401 (its home for callers)
@@ -144,6 +142,8 @@ def scan_samples(run_dir: Path) -> tuple[list[dict[str, Any]], list[BadLine]]:
     path = Path(run_dir) / "samples.jsonl"
     if not files.check_regular(path):
         return out, bad
+    from pydantic_core import from_json  # here, not at the top: the offline Dawn runner (harness/native/dawn.py) writes run folders on a machine with only the standard library
+
     waiting: list[BadLine] = []  # bad lines still to be given the cell of the next readable line
     last_cell: str | None = None
     with files.open_regular(path) as fh:
