@@ -242,7 +242,7 @@ def print_differences(analysis) -> None:
         else:
             continue
         # significant / not significant; what is missing for either is in diff(d) (Difference.evidence)
-        mark = f" ({d.verdict})" if d.verdict in ("significant", "not significant") else ""
+        mark = f" ({d.verdict})" if d.verdict in ("significant", "not significant") or d.evidence == "exact" else ""
         say(f"  {d.b} vs {d.a}: {name} {diff(d)}{mark}")
 
 

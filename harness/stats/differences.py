@@ -83,7 +83,9 @@ class Difference:
         if self.significant is not None and self.holm_m and self.p_value is not None:
             return f"{'significant' if self.significant else 'not significant'} after {self.holm_words}"
         if self.significant is True:
-            return "significant"
+            # a count identical on every step of each side: no interval, nothing to be significant
+            # about (issue 20: a zero-width interval is never called significant)
+            return EXACT_WORDS if self.evidence == "exact" else "significant"
         if self.significant is False:
             return "not significant"
         return self.evidence or "no interval"
@@ -131,6 +133,11 @@ class Difference:
             base = self.evidence if self.evidence and self.evidence != "exact" else "not significant"
             return f"{base}: {where} includes 0" if self.diff != 0 or self.diff_low is not None else base
         return self.verdict
+
+
+#: The verdict of a WebGPU call count that differs by the same amount on every step of each side
+#: (``ci_method`` "exact"): a measured fact, not a statistical claim.
+EXACT_WORDS = "exact: the same count on every step of each side"
 
 
 def _rel(b: float, a: float) -> float | None:

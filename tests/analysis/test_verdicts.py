@@ -184,6 +184,7 @@ def test_three_repetitions_a_side_are_judged_across_repetitions():
 
 @pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if (p / "manifest.json").exists()))
 def test_no_recorded_run_calls_within_run_noise_or_a_zero_width_interval_significant(name):
+    from harness.stats.differences import EXACT_WORDS
     from harness.stats.metrics import deterministic, metric_kind
 
     a = pipeline.analyse(RUNS / name)
@@ -196,7 +197,10 @@ def test_no_recorded_run_calls_within_run_noise_or_a_zero_width_interval_signifi
         if d.metric.startswith(("peak_rss_bytes_", "rss_growth_bytes_per_token_")):
             assert d.significant is None   # one browser's processes: the repetitions share them
         if d.significant is not None:
-            assert d.evidence and d.verdict.startswith(("significant", "not significant"))
+            # an exact count difference (the same on every step of each side) is stated as such,
+            # never as "significant": it has a zero-width interval
+            words = (EXACT_WORDS, "not significant") if d.ci_method == "exact" else ("significant", "not significant")
+            assert d.evidence and d.verdict.startswith(words), d
     diffs = {(d.a, d.b, d.metric): d for d in a.stats.differences}
     for f in (f for f in a.findings if f.kind == "time_per_token"):
         for n in f.numbers:   # a time difference is stated with numbers only when it is significant
