@@ -154,6 +154,33 @@ def test_dawn_offline_writes_a_run_folder_the_harness_reads(tmp_path):
     assert all("src" in x and "n" in x for x in lines if x["kind"] == "step")
 
 
+@pytest.mark.full
+@needs_dawn
+def test_dawn_offline_runs_on_the_standard_library_alone(tmp_path):
+    """The GPU machine has none of our Python packages (benchmarks/dawn_gpu.py runs with its
+    python3): the offline runner, started with ``-S`` (no site-packages: no pydantic, pandas,
+    platformdirs), still runs a decode-loop cell on Dawn and writes a folder ``report`` reads.
+    (An import of pydantic_core at the top of harness/store/runfolder.py once broke it there.)"""
+    from harness.drive.dawn import find_node, find_package
+
+    node, _ = find_node(None)
+    package, _, _ = find_package()
+    d = tmp_path / "stdlib-only"
+    script = ("import sys, json; sys.path.insert(0, sys.argv[1]); from harness.native.dawn import Selection, run_offline; "
+              "cells = run_offline(__import__('pathlib').Path(sys.argv[2]), [Selection('decode-loop', variants=['fresh'], "
+              "profile='tiny', tokens=3)], ['test'], node=sys.argv[3], package_dir=sys.argv[4]); "
+              "print(json.dumps([c['status'] for c in cells])); "
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core', 'pandas', 'numpy', 'platformdirs')))")
+    r = subprocess.run([sys.executable, "-S", "-c", script, str(REPO), str(d), node, str(package)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    statuses, modules = r.stdout.strip().splitlines()[-2:]
+    assert json.loads(statuses) == ["ok"] and modules == "[]", r.stdout
+    rep = run_cli("report", str(d))
+    assert rep.returncode == 0, rep.stdout + rep.stderr
+    assert tables.build(d).summary.iloc[0]["bind_groups_per_token"] == 42  # tiny: 2 × 19 + 4
+
+
 def test_offline_cell_config_is_the_runners(tmp_path):
     """harness/native/dawn.py builds the worker's config without pydantic: it must equal the run
     server's for the same cell (no Node needed)."""
