@@ -330,7 +330,7 @@ def test_sigkilled_harness_is_cleaned_up_by_its_watchdog_and_its_folder_merges(t
     h.assert_clean()
     # the killed run's folder merges, its unfinished cell failed (never pending)
     m = run_cli("merge", str(tmp_path / "killed"), run_dir=tmp_path / "merged")
-    assert m.returncode == 1 or m.returncode == 0, m.stderr
+    assert m.returncode == 0, m.stdout + m.stderr  # merge exits 1 only for a failed budget: none here
     cells = json.loads((tmp_path / "merged" / "manifest.json").read_text())["cells"]
     assert [c["status"] for c in cells] == ["failed"] and "killed" in cells[0]["reason"]
 
