@@ -87,7 +87,7 @@ def budget_reading(killed, counted_max, budget, row=None) -> str | None:
     if budget is None or pd.isna(budget) or not budget:
         return None
     if killed is not None and not pd.isna(killed):
-        return f"token {int(killed)}"
+        return f"{_step_unit(row)} {int(killed)}"
     if counted_max is None or pd.isna(counted_max):
         return "not measured (no content process RSS or modeled bytes were sampled)"
     said = f"not reached (max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB{rss_words(row)})"
@@ -111,10 +111,20 @@ def rss_words(row) -> str:
     at, rss, n = (_int(row, "memory_budget_counted_token"), _int(row, "memory_budget_rss_token"),
                   _int(row, "content_rss_samples"))
     n_words = f" (n={n} RSS round{'' if n == 1 else 's'})" if n is not None else ""
+    unit = _step_unit(row)
     if at is None:
-        return f": RSS not placed on a token{n_words[:-1]} placed)" if n_words else ""
+        return f": RSS not placed on a {unit}{n_words[:-1]} placed)" if n_words else ""
     if rss is None:
-        return f" at token {at}: no content RSS sampled by then (modeled bytes only)"
+        return f" at {unit} {at}: no content RSS sampled by then (modeled bytes only)"
     if rss == at:
-        return f" at token {at}: RSS sampled there{n_words}"
-    return f" at token {at}: RSS carried forward from token {rss}{n_words}"
+        return f" at {unit} {at}: RSS sampled there{n_words}"
+    return f" at {unit} {at}: RSS carried forward from {unit} {rss}{n_words}"
+
+
+def _step_unit(row) -> str:
+    """``step`` for a workload whose step is not a token (harness/own_terms.py STEP_UNITS: an
+    app's steps, ort-run's runs, lifecycle's page loads…), else ``token``."""
+    from harness.own_terms import STEP_UNITS
+
+    w = row.get("workload") if row is not None else None
+    return "step" if isinstance(w, str) and w in STEP_UNITS else "token"

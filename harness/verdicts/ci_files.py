@@ -23,6 +23,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness import stats as S
+from harness.own_terms import STEP_UNITS
 from harness.report import format as F
 from harness.report.finding import Finding, measured_on, quantity, values_basis
 from harness.report.step_wording import per_step
@@ -180,15 +181,13 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
         out.append("")
     if run is not None and run.groups:
         metrics = metrics or [m for m in S.HEADLINE if any(m in g.metrics for g in run.groups.values())]
-        from harness.own_terms import STEP_UNITS
-
         if step == "token" and all(k.workload in STEP_UNITS for k in run.groups):
             step = "step"  # what a *_per_token is of
         out += [f"### Per configuration (value [95% CI]; per-{step} values after "
                 f"{run.warmup} warm-up {step}{'s' if run.warmup != 1 else ''}"
                 + (": the *_per_token metrics are per step" if step != "token" else "")
                 + f"; {values_basis(metrics)})", "",
-                "| configuration | measured on | reps | " + " | ".join(metrics) + " |",
+                "| configuration | measured on | reps | " + " | ".join(_per_step_name(m, step) for m in metrics) + " |",
                 "| --- | --- | --- | " + " | ".join("---" for _ in metrics) + " |"]
         for g in run.groups.values():
             reps = len(g.cells)
@@ -199,13 +198,20 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
     shown = [d for d in diffs if d.significant or d.metric == "ms_per_token"]
     if shown:
         out += ["### Differences (b − a, 95% CI; **bold**: significant — for times and memory, across 2 or more "
-                "repetitions a side)", "",
+                "repetitions a side — or an exact count difference, the same on every step)", "",
                 "| b | a | metric | difference |", "| --- | --- | --- | --- |"]
         for d in shown:
             txt = per_step(F.diff(d), d.a.split("/")[1] if d.a.count("/") >= 2 else "")
-            out.append(f"| {d.b} | {d.a} | {d.metric} | {'**' + txt + '**' if d.significant else txt} |")
+            unit = "step" if d.a.count("/") >= 2 and d.a.split("/")[1] in STEP_UNITS else "token"
+            out.append(f"| {d.b} | {d.a} | {_per_step_name(d.metric, unit)} | {'**' + txt + '**' if d.significant else txt} |")
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def _per_step_name(metric: str, step: str) -> str:
+    """A metric's column head: its name, and for a ``*_per_token`` metric of a run whose steps are
+    not tokens (an app's steps, ort-run's runs) what it is per: ``ms_per_token (per step)``."""
+    return f"{metric} (per step)" if step != "token" and "_per_token" in metric else metric
 
 
 def write_markdown(text: str, out_dir: Path) -> Path:
