@@ -14,8 +14,13 @@ def content_samples(memory: pd.DataFrame) -> pd.DataFrame:
     """psutil samples of content processes (renderer / WebKitWebProcess / WebContent): the
     largest single one per sampling round — the process a jetsam limit would kill."""
     m = memory[memory["source"].isin(PROCESS_SOURCES) & memory["process_type"].isin(CONTENT_PROCESS_TYPES)]
+    if "after_last_step" in m:
+        m = m.assign(after_last_step=m["after_last_step"].fillna(False).astype(bool))
+    else:
+        m = m.assign(after_last_step=False)
     return m.groupby(["cell", "time_s"], as_index=False).agg(rss_bytes=("rss_bytes", "max"), token=("token", "max"),
-                                                             footprint_bytes=("footprint_bytes", "max"))
+                                                             footprint_bytes=("footprint_bytes", "max"),
+                                                             after_last_step=("after_last_step", "max"))
 
 
 def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd.DataFrame, budget: int | None) -> None:
@@ -38,10 +43,11 @@ def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd
     summary["memory_budget_counted_bytes_last"] = None
     summary["memory_budget_counted_token"] = None
     summary["memory_budget_rss_token"] = None
+    summary["memory_budget_rss_after_last_step"] = None
     if not budget:
         return
     content = content_samples(memory)
-    killed, counted, last, at_token, rss_token = [], [], [], [], []
+    killed, counted, last, at_token, rss_token, rss_after = [], [], [], [], [], []
     for _, row in summary.iterrows():
         s = steps[steps["cell"] == row["cell"]].set_index("step")
         c = content[content["cell"] == row["cell"]].dropna(subset=["token"])
@@ -53,16 +59,26 @@ def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd
             modeled = modeled + (s["modeled_buffer_bytes"].fillna(0) - s["buffer_contents_js_bytes"].fillna(0)).clip(lower=0)
         over = (rss + modeled) > budget
         killed.append(int(over.idxmax()) if len(over) and over.any() else None)
-        every = content[content["cell"] == row["cell"]][col].dropna()  # samples not yet placed on a token too
+        every = content[content["cell"] == row["cell"]][col].dropna()
+        # samples not placed on a token (before the steps, in the warm-up step) count with the
+        # modeled bytes of the first step, when later RSS samples were placed (they count with their
+        # own token's); with none placed, with the largest modeled bytes: the RSS of later tokens is
+        # unknown, and the sum an upper bound (a budget it crosses is "not decided", never "not reached")
+        unplaced = content[(content["cell"] == row["cell"]) & content["token"].isna()][col].dropna()
         measured = len(every) > 0 or (len(s) and s[["modeled_native_bytes", "modeled_buffer_bytes"]].notna().any().any())
+        with_unplaced = (float(modeled.iloc[0]) if len(c) else float(modeled.max())) if len(s) else 0.0
         most = max(float((rss + modeled).max()) if len(s) else 0.0,
-                   (float(every.max()) if len(every) else 0.0) + (float(modeled.max()) if len(s) else 0.0))
+                   float(unplaced.max()) + with_unplaced if len(unplaced) else 0.0,
+                   0.0 if len(s) else (float(every.max()) if len(every) else 0.0))
         counted.append(most if measured else None)
         placed = bool(len(s)) and measured and float((rss + modeled).max()) >= most
         top = int((rss + modeled).idxmax()) if placed else None
         sampled = [int(t) for t in c["token"].unique() if top is not None and t <= top]
         at_token.append(top)
         rss_token.append(max(sampled) if sampled else None)
+        # the largest RSS of that token came after the last step ended (an --idle wait, a release)
+        at_rss = c[c["token"] == max(sampled)] if sampled else c.iloc[0:0]
+        rss_after.append(bool(at_rss.loc[at_rss[col].idxmax(), "after_last_step"]) if len(at_rss) else None)
         at_end = (float((rss + modeled).iloc[-1]) if len(c) or not len(every) else
                   float(every.iloc[-1]) + float(modeled.iloc[-1])) if len(s) else float(every.iloc[-1]) if len(every) else 0.0
         last.append(at_end if measured else None)
@@ -71,6 +87,7 @@ def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd
     summary["memory_budget_counted_bytes_last"] = last
     summary["memory_budget_counted_token"] = pd.array(at_token, dtype="Int64")
     summary["memory_budget_rss_token"] = pd.array(rss_token, dtype="Int64")
+    summary["memory_budget_rss_after_last_step"] = pd.array(rss_after, dtype="boolean")
 
 
 def budget_reading(killed, counted_max, budget, row=None) -> str | None:
@@ -90,7 +107,10 @@ def budget_reading(killed, counted_max, budget, row=None) -> str | None:
         return f"{_step_unit(row)} {int(killed)}"
     if counted_max is None or pd.isna(counted_max):
         return "not measured (no content process RSS or modeled bytes were sampled)"
-    said = f"not reached (max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB{rss_words(row)})"
+    of = f"max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB{rss_words(row)}"
+    if float(counted_max) > float(budget):  # over it, but by samples no token was counted with
+        return f"not decided ({of}: over the budget only where the RSS was not placed on a {_step_unit(row)})"
+    said = f"not reached ({of})"
     if _int(row, "content_rss_samples") == 0:
         said += ": its content-process RSS rests on no in-step sample (content process not sampled after the warm-up)"
     return said
@@ -116,6 +136,9 @@ def rss_words(row) -> str:
         return f": RSS not placed on a {unit}{n_words[:-1]} placed)" if n_words else ""
     if rss is None:
         return f" at {unit} {at}: no content RSS sampled by then (modeled bytes only)"
+    after = row.get("memory_budget_rss_after_last_step") if row is not None else None
+    if rss == at and after is not None and not pd.isna(after) and bool(after):
+        return f" at {unit} {at}: RSS sampled after the last {unit} ended{n_words}"
     if rss == at:
         return f" at {unit} {at}: RSS sampled there{n_words}"
     return f" at {unit} {at}: RSS carried forward from {unit} {rss}{n_words}"

@@ -142,7 +142,16 @@ CLASS_WORDS = {"too-few-samples": "too few samples", "flat": "flat", "bounded": 
                "wrappers retained (buffers destroyed: not GPU memory)", "retained-growth": "retained growth"}
 #: Classes said together in one sentence per family when every variant's series has them.
 CALM = {"flat": "Flat (nothing new kept, nothing collected)", "bounded": "Bounded (collections bring them back)",
-        "falls": "Bounded (falls bring them back: measured RSS and heap have no collection counter)"}
+        "falls": "Bounded (falls bring them back: measured RSS and heap have no collection counter)",
+        "flat-fell": "Flat until one drop (nothing new kept; it fell once, at the step memory_series.csv's "
+                     "`falls` names: destroy() or a collection, its `reason` says which)"}
+
+
+def _fell_once(row: dict) -> bool:
+    """A flat series that fell once (harness/stats/floors.py: one drop is not enough for bounded):
+    memory_series.csv's ``falls`` names the step."""
+    f = row.get("falls")
+    return f is not None and f == f and str(f) != ""
 
 
 def _measured(name: str) -> bool:
@@ -196,6 +205,9 @@ def memory_classes(inp: Inputs) -> list[Finding]:
                         hr = [r for r in rs if r["group"] in {g.key.label for g in fam if g.key.variant in held}]
                         fall = all(r.get("floor_ci_high") is not None and r["floor_ci_high"] < 0 for r in hr)
                         calm.setdefault(("falls", held), []).append(label + (" (its floors fall)" if fall else ""))
+                    elif kind == "flat" and any(_fell_once(r) for r in rs if r["group"] in
+                                                  {g.key.label for g in fam if g.key.variant in held}):
+                        calm.setdefault(("flat-fell", held), []).append(label)  # never "nothing collected" then
                     else:
                         calm.setdefault((kind, held), []).append(label)
                 continue
