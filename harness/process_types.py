@@ -3,7 +3,9 @@ per-process samples come from (memory.csv ``process_type``, ``source``)."""
 
 #: Process types that host the page and its worker (where the engine charges bind groups'
 #: memory on Apple platforms: the web content process; references.md, WebKit BindGroup.mm).
-CONTENT_PROCESS_TYPES = ("renderer", "WebKitWebProcess", "WebContent")
+#: ``node``: the Node process of a native Dawn cell (harness/drive/dawn.py), which runs the worker
+#: code and Dawn itself, so holds what a browser's content process would.
+CONTENT_PROCESS_TYPES = ("renderer", "WebKitWebProcess", "WebContent", "node")
 #: Process types of the GPU process (Chromium ``--type=gpu-process``, WebKit's GPU process names).
 GPU_PROCESS_TYPES = ("gpu-process", "WebKitGPUProcess", "GPU")
 #: Sources of per-process samples taken by the harness: psutil (RSS, USS) and, on macOS,

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from harness.report import format as F
 from harness.own_terms import STEP_UNITS
+from harness.process_types import CONTENT_PROCESS_TYPES
 from harness.stats.metrics import NOT_TOKENS  # noqa: F401 (report modules read it here too)
 from harness.stats.run import Difference, Estimate, GroupStats, RunStats, clean
 from harness.stats.workloads.dispatch_overhead import adapter_class
@@ -21,7 +22,7 @@ FUSION_PAIRS = (("fresh", "fused"), ("reuse", "fused-reuse"))
 #: Process types by role (memory.csv ``process_type``): the process that hosts the page and its
 #: worker, and the process that talks to the GPU driver (Chromium ``--type=gpu-process``,
 #: WebKitGTK ``WebKitGPUProcess``, Safari ``com.apple.WebKit.GPU``; harness/drive/processes.py).
-PROCESS_ROLES = {"content": ("renderer", "WebKitWebProcess", "WebContent"),
+PROCESS_ROLES = {"content": CONTENT_PROCESS_TYPES,
                  "gpu": ("gpu-process", "WebKitGPUProcess", "GPU")}
 #: The onnxruntime field report's iOS kill (references.md: microsoft/onnxruntime #33750), the
 #: budget a projection uses when the run had no ``--memory-budget``.
@@ -141,8 +142,8 @@ def quantity(n: Number) -> str:
         text += f" {n.unit}"
     if n.ci_low is None and n.n_reps == 1 and n.ci_method in ("", "none", "t"):
         text += " (1 repetition, no interval)"
-    elif n.ci_low is None and n.ci_method.startswith("too few"):
-        text += f" ({n.ci_method}: no interval)"
+    elif n.ci_low is None and n.ci_method.startswith("too few") and n.ci_method not in text:
+        text += f" ({n.ci_method}: no interval)"  # once: F.estimate may have said it already
     return text
 
 

@@ -55,3 +55,23 @@ def test_buffers_destroyed_once_at_release_are_flat_until_one_drop_not_nothing_c
     assert not any("GPUBuffers not destroyed" in line for line in flat), flat
     assert any(line.startswith("Flat until one drop") and "GPUBuffers not destroyed" in line
                for line in text.splitlines()), text
+
+
+def test_a_dawn_cells_node_process_is_its_content_process():
+    # native Dawn (Node): the Node process runs the worker code and Dawn; its RSS is what a budget
+    # counts (no 'content process not sampled' warning for a process that was sampled)
+    from harness import tables as T
+
+    run = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "swiftshader-chromium-dawn-20261201"
+    t = T.build(run)
+    dawn = t.summary[t.summary["browser"] == "dawn"]
+    assert len(dawn) and (dawn["content_rss_samples"] > 0).all(), dawn[["cell", "content_rss_samples"]]
+    a = pipeline.analyse(run)
+    assert not any("content process not sampled" in n and "dawn." in n for n in a.notes), a.notes
+
+
+def test_too_few_samples_is_said_once_per_number():
+    # bind-group-cache on Dawn: 243 bind groups/token from 7 tokens, said once, not twice
+    text = "\n".join(f.text() for f in pipeline.analyse(KEPT / "dawn-remedies-swiftshader").findings)
+    assert "bind-group-cache 243 (too few samples (n=7; needs 10): no interval) (-23.8% vs fresh)" in text, text
+    assert not re.search(r"\((too few samples \(n=\d+; needs \d+\))[^)]*\) \(\1", text), text
