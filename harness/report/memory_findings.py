@@ -201,15 +201,16 @@ def memory_classes(inp: Inputs) -> list[Finding]:
                         and any(r["group"] == g.key.label for r in rs))
                     if not held:
                         continue
+                    hr = [r for r in rs if r["group"] in {g.key.label for g in fam if g.key.variant in held}]
                     if kind == "bounded" and _measured(name):
-                        hr = [r for r in rs if r["group"] in {g.key.label for g in fam if g.key.variant in held}]
                         fall = all(r.get("floor_ci_high") is not None and r["floor_ci_high"] < 0 for r in hr)
-                        calm.setdefault(("falls", held), []).append(label + (" (its floors fall)" if fall else ""))
-                    elif kind == "flat" and any(_fell_once(r) for r in rs if r["group"] in
-                                                  {g.key.label for g in fam if g.key.variant in held}):
-                        calm.setdefault(("flat-fell", held), []).append(label)  # never "nothing collected" then
+                        calm.setdefault(("falls", held), []).append(
+                            label + f" ({_evidence(hr)}" + ("; its floors fall)" if fall else ")"))
+                    elif kind == "flat" and any(_fell_once(r) for r in hr):
+                        # never "nothing collected" then
+                        calm.setdefault(("flat-fell", held), []).append(f"{label} ({_evidence(hr)})")
                     else:
-                        calm.setdefault((kind, held), []).append(label)
+                        calm.setdefault((kind, held), []).append(f"{label} ({_evidence(hr)})")
                 continue
             parts: list = [f"{label[:1].upper()}{label[1:]}: "]
             for i, g in enumerate(g for g in fam if any(r["group"] == g.key.label for r in rs)):
@@ -218,12 +219,26 @@ def memory_classes(inp: Inputs) -> list[Finding]:
                                            + (f" ({_n_tokens(int(r.get('points') or 0))})" if r.get("class") == "too-few-samples" else "")
                                            for r in gr))
                 parts += ["; " if i else "", f"{g.key.variant} {' / '.join(words)}"]
+                growing = [r for r in gr if r.get("class") == "growing-until-collected"]
+                for j, r in enumerate(growing):  # how fast, and whether anything was ever collected
+                    rate, unit = r.get("rate_between_collections"), str(r.get("unit") or "")
+                    if rate is not None and rate == rate:
+                        parts += [", rising " if j == 0 else ", "]
+                        parts += ([Number(rate, "bytes/token", None, None, 1, "between drops",
+                                          {"workload": "memory", "cell": r["cell"], "series": name,
+                                           "field": "rate_between_collections"})] if unit == "bytes"
+                                  else [f"{rate:,.3g} {unit}/token"])
+                        parts += [" between drops"]
+                    if not _measured(name) and not str(r.get("collection_events") or "").strip():
+                        parts += [" (no collection seen)"]  # a counted series: its collected counter never rose
                 leaks = [r for r in gr if r.get("class") == "retained-growth" and r.get("floor_slope") is not None]
                 for j, r in enumerate(leaks):
                     parts += [", floor slope " if j == 0 else ", ",
                               Number(r["floor_slope"], f"{r.get('unit', '')}/token", r.get("floor_ci_low"),
                                      r.get("floor_ci_high"), 1, "theil-sen",
                                      {"workload": "memory", "cell": r["cell"], "series": name, "field": "floor_slope"})]
+                if any(r.get("class") != "too-few-samples" for r in gr):  # what the class rests on
+                    parts += [f" ({_evidence([r for r in gr if r.get('class') != 'too-few-samples'])})"]
             out.append(Finding("memory_classes", inp.scope(fam[0]), parts + ["."]))
         for (kind, held), names in sorted(calm.items(), key=lambda kv: list(CALM).index(kv[0][0])):
             out.append(Finding("memory_classes", inp.scope(fam[0]), [f"{CALM[kind]}: {', '.join(names)}."],
@@ -287,6 +302,20 @@ def _n_per_variant(fam, rs: list[dict]) -> str:
                  if len(set(pts)) == 1 else f"n={', '.join(map(str, pts))} tokens")
             out.append(n if len(fam) == 1 else f"{g.key.variant} {n}")
     return "; ".join(out)
+
+
+def _evidence(rows: list[dict]) -> str:
+    """``n=15 positions, 10 drops`` (memory_series.csv ``points`` and ``events``) for one series'
+    rows, as a range where repetitions differ (``n=12–15 positions, 1–3 drops``): what a class rests on."""
+    def span(vals: list[int], one: str, many: str) -> str:
+        lo, hi = min(vals), max(vals)
+        return f"{lo}{'–' + str(hi) if hi != lo else ''} {one if hi == 1 else many}"
+
+    points = [int(r.get("points") or 0) for r in rows]
+    drops = [len(str(r.get("events") or "").split()) for r in rows]
+    if not points:
+        return "no rows"
+    return f"n={span(points, 'position', 'positions')}, {span(drops, 'drop', 'drops')}"
 
 
 def _n_tokens(n: int) -> str:
