@@ -44,6 +44,9 @@ def row_label(r) -> str:
     prof = f" [{profile}]" if isinstance(profile, str) and profile and profile != "None" else ""
     sweep = f" {r['sweep']}" if isinstance(r.get("sweep"), str) and r.get("sweep") else ""
     label = f"{r['browser']} {r['workload']}/{r['variant']}{prof}{sweep}"
+    machine = r.get("machine")
+    if isinstance(machine, str) and machine:  # a merged folder: which run the row came from
+        label = f"{machine}: {label}"
     return label if pd.notna(r.get("repetition")) and not r.get("repetition") else f"{label} r{r.get('repetition')}"
 
 
