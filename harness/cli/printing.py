@@ -67,6 +67,8 @@ def print_summary(analysis) -> None:
     """Per workload, a table of its cells in the workload's own terms (summary.csv columns: per
     token for decode loops, µs per dispatch per method, per run, per upload, per page load) and
     where the numbers came from."""
+    import pandas as pd
+
     from harness.memory_budget import budget_reading
     from harness.report.format import provenance
 
@@ -121,7 +123,11 @@ def print_summary(analysis) -> None:
         said = budget_reading(r.get("would_be_killed_at_token"), r.get("memory_budget_counted_bytes_max"),
                               r.get("memory_budget_bytes"), r)
         if said:
-            said = f"passed at {said}" if said.startswith("token") else said
+            # a budget crossed: where the content RSS that crossed it was sampled (rounds behind it)
+            if said.startswith(("token ", "step ")):
+                n = r.get("content_rss_samples")
+                rounds = f"; n={int(n)} RSS round{'' if int(n) == 1 else 's'} in its steps" if n is not None and not pd.isna(n) else ""
+                said = f"crossed at {said} (would be killed there{rounds})"
             say(f"  {row_label(r)}: memory budget {float(r['memory_budget_bytes']) / 1e6:,.0f} MB: {said}")
     for _, r in s[s["status"] != "ok"].iterrows():
         say(f"  {r['cell']}: {r['status']}: {r['reason']}")
