@@ -26,6 +26,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from harness import locations
+from harness.store import files
 from harness.report import format as F
 from harness.report.charts import _LAYOUT, COLORS, fig_dict
 from harness.report.finding import PROCESS_ROLES
@@ -64,7 +65,17 @@ class RunEntry:
 
 
 def _read_json(p: Path) -> dict:
-    return json.loads(p.read_text(encoding="utf-8"))
+    """A JSON object file of a folder beside the run. Raises ValueError (one line) for a FIFO,
+    a device, a folder (never waited on or read without end: harness/store/files.py), JSON that is
+    not an object or nests too deeply; OSError when unreadable."""
+    raw = files.read_regular(p, p.name)
+    try:
+        v = json.loads(raw)
+    except RecursionError:
+        raise ValueError(f"{p.name} nests too deeply") from None
+    if not isinstance(v, dict):
+        raise ValueError(f"{p.name} is a JSON {type(v).__name__}, not an object")
+    return v
 
 
 def _headline(metrics: dict) -> dict[str, dict]:
@@ -79,8 +90,18 @@ def _headline(metrics: dict) -> dict[str, dict]:
 
 
 def read_run(d: Path) -> RunEntry:
-    """A run folder as a :class:`RunEntry`; never raises for a folder's content."""
+    """A run folder as a :class:`RunEntry`; never raises for a folder's content: a damaged one
+    (a FIFO or device where a file should be, JSON of the wrong shape) is listed with its problem."""
     e = RunEntry(d.name, d, has_report=(d / "report.html").exists())
+    try:
+        return _read_run(d, e)
+    except (AttributeError, TypeError, KeyError, ValueError, RecursionError) as exc:  # a file of the wrong shape
+        e.problem = f"not a run folder as the harness writes one: {type(exc).__name__}: {str(exc)[:120]}"
+        e.configs, e.findings, e.scoped_findings = [], [], []
+        return e
+
+
+def _read_run(d: Path, e: RunEntry) -> RunEntry:
     try:
         m = _read_json(d / "manifest.json")
     except (OSError, ValueError) as exc:
@@ -100,7 +121,7 @@ def read_run(d: Path) -> RunEntry:
     try:
         s = _read_json(stats_path)
     except (OSError, ValueError) as exc:
-        e.problem = f"stats.json unreadable: {type(exc).__name__}"
+        e.problem = f"stats.json unreadable: {type(exc).__name__}: {str(exc)[:120]}"
         return e
     for b in s.get("budgets") or []:
         e.budgets[str(b.get("status"))] = e.budgets.get(str(b.get("status")), 0) + 1
@@ -122,11 +143,11 @@ def read_compare(d: Path) -> dict | None:
     """A comparison folder: ``{name, path, a, b, significant, matches, has_html}`` or None."""
     try:
         c = _read_json(d / "compare.json")
-    except (OSError, ValueError):
+        return {"name": d.name, "path": d, "a": (c.get("a") or {}).get("name"), "b": (c.get("b") or {}).get("name"),
+                "significant": c.get("significant"), "matches": len(c.get("matches") or []),
+                "has_html": (d / "compare.html").exists()}
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
         return None
-    return {"name": d.name, "path": d, "a": (c.get("a") or {}).get("name"), "b": (c.get("b") or {}).get("name"),
-            "significant": c.get("significant"), "matches": len(c.get("matches") or []),
-            "has_html": (d / "compare.html").exists()}
 
 
 def trend_charts(entries: list[RunEntry]) -> dict[str, dict]:

@@ -250,3 +250,35 @@ def test_report_on_a_full_disk_is_one_line_and_leaves_the_previous_files_whole(t
         check_run_folder(d)
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_the_run_index_lists_damaged_siblings_with_their_problem_never_hangs(tmp_path):
+    # a run's index is of every folder beside it: a FIFO, a device or JSON of the wrong shape in
+    # one sibling hung `run`/`report` after their report, or gave `index` a traceback (issue 23)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    good = _copy(runs, "good")
+    bad = {"fifo-stats": None, "zero-stats": None, "list": "[1, 2, 3]", "null": "null", "cells": '{"cells": [1, 2]}',
+           "deep": "[" * 10000 + "]" * 10000, "string-stats": None}
+    for name, manifest in bad.items():
+        d = runs / name
+        d.mkdir()
+        if manifest is None:
+            shutil.copy(good / "manifest.json", d / "manifest.json")
+        else:
+            (d / "manifest.json").write_text(manifest)
+    os.mkfifo(runs / "fifo-stats" / "stats.json")
+    (runs / "zero-stats" / "stats.json").symlink_to("/dev/zero")
+    (runs / "string-stats" / "stats.json").write_text('"hello"')
+    r = subprocess.run([sys.executable, "-m", "harness", "index", str(tmp_path)], capture_output=True, text=True,
+                       timeout=120)  # ROOT holding runs/
+    assert r.returncode == 0 and "Traceback" not in r.stdout + r.stderr, r.stdout[-2000:] + r.stderr[-2000:]
+    from harness.report.index import read_run
+
+    problems = {name: read_run(runs / name).problem for name in bad}
+    assert all(problems.values()), problems
+    assert "a FIFO" in problems["fifo-stats"] and "a device" in problems["zero-stats"], problems
+    assert "not an object" in problems["list"] and "nests too deeply" in problems["deep"], problems
+    assert read_run(good).problem == "" or "not analysed" in read_run(good).problem
+    html = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "string-stats" in html and "fifo-stats" in html and "is a JSON str, not an object" in html
