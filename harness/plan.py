@@ -486,7 +486,9 @@ def sample_limits(items: Iterable[str] | None):
 def check_range(value: float, lo: float, hi: float, option: str) -> None:
     """Raise :class:`PlanError` unless ``lo <= value <= hi`` and ``value`` is finite."""
     if not (isinstance(value, (int, float)) and math.isfinite(value) and lo <= value <= hi):
-        raise PlanError(f"{option} must be between {lo:g} and {hi:g} (got {value})")
+        def num(x: float) -> str:
+            return f"{x:,}" if isinstance(x, int) else f"{x:g}"
+        raise PlanError(f"{option} must be between {num(lo)} and {num(hi)} (got {value})")
 
 
 @dataclass
@@ -534,6 +536,7 @@ def resolve_cells(*, workload: Iterable[str] | None, variant: Iterable[str] | No
     Raises :class:`PlanError`."""
     check_range(tokens, 1, 100_000, "--tokens")
     check_range(repeat, 1, 1000, "--repeat")
+    check_range(seed, 0, 2**32 - 1, "--seed")  # a uint32: the worker refused others only once the browser ran
     if webgpu not in WEBGPU_MODES:
         raise PlanError(f"unknown --webgpu {webgpu!r} (valid: {', '.join(WEBGPU_MODES)})")
     overrides = dict(emulation_overrides or {})

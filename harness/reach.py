@@ -40,6 +40,14 @@ def check_serving(host: str, port: int | None, public_url: str | None, https: bo
 
     if not host or any(ch in host for ch in "/ "):
         raise PlanError(f"--host {host!r} is not an address to bind (e.g. 127.0.0.1, 0.0.0.0, ::)")
+    import socket
+
+    try:  # an address this machine can listen on, checked before any folder is made or browser started
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+            s.bind((host, 0))
+    except (OSError, OverflowError) as exc:
+        raise PlanError(f"--host {host!r}: this machine cannot listen there ({getattr(exc, 'strerror', None) or exc}; "
+                        "e.g. 127.0.0.1, 0.0.0.0, ::)") from None
     if public_url is not None:
         parts = urlsplit(public_url)
         try:

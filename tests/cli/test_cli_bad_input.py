@@ -63,6 +63,20 @@ def test_bad_numbers_exit_2(args, tmp_path):
     assert len(lines_of(r)) == 1
 
 
+@pytest.mark.parametrize("args, words", [
+    (["--seed", "-1"], "--seed must be between 0 and 4,294,967,295"),
+    (["--seed", "4294967296"], "--seed must be between 0 and 4,294,967,295"),
+    (["--host", "999.1.1.1"], "--host '999.1.1.1': this machine cannot listen there"),
+    (["--host", "8.8.8.8"], "--host '8.8.8.8': this machine cannot listen there"),
+])
+def test_a_seed_or_host_the_run_cannot_use_is_refused_before_any_folder_or_browser(args, words, tmp_path):
+    # these started Chromium (the seed was refused by the worker) or ended in a traceback after
+    # the run folder was made (the server's bind)
+    r = run_cmd(tmp_path / "r", "--workload", "decode-loop", *args)
+    assert r.exit_code == 2 and len(lines_of(r)) == 1 and words in lines_of(r)[0], r.stderr
+    assert not (tmp_path / "r").exists()
+
+
 def test_missing_browser_binary_says_how_to_install(tmp_path):
     r = run_cmd(tmp_path / "r", "--browser", "chromium", "--browser-path", str(tmp_path / "no-such-chrome"))
     assert r.exit_code == 2
