@@ -43,10 +43,15 @@ RESERVED_KEYS = ("seq", "cell", "received_s", "src", "queue")
 STRICT = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
 
+#: The largest sequence number a sender may use (2^40: a trillion samples); one beyond it is
+#: refused without moving the sender's sequence (harness/store/store.py).
+MAX_SEQUENCE = 1 << 40
+
+
 class _Sample(BaseModel):
     # non-finite floats would be written as bare NaN/Infinity, which JSON readers reject
     model_config = STRICT
-    n: int = Field(ge=1, le=1 << 40, description="the sender's sequence number (1, 2, 3…)")
+    n: int = Field(ge=1, le=MAX_SEQUENCE, description="the sender's sequence number (1, 2, 3…)")
     t_ms: Millis | None = Field(None, description="performance.now() in the sender (ms)")
     #: the page or worker global that sent it (apps measured by injection, web/inject/)
     realm: str | None = Field(None, max_length=64)

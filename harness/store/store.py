@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.serve.samples import SampleRefused, check_sample
+from harness.serve.samples import MAX_SEQUENCE, SampleRefused, check_sample
 from harness.store import files
 from harness.store import limits as L
 
@@ -376,7 +376,9 @@ class SampleStore:
             fresh = []
             for raw in samples:
                 n = raw.get("n") if isinstance(raw, dict) else None
-                n = n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else None
+                # a number outside 1..MAX_SEQUENCE is refused below and never moves the sequence (one
+                # of 2^40+5 made every later sample of the sender a "duplicate" and a trillion "lost")
+                n = n if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= MAX_SEQUENCE else None
                 if n is not None and n < expected:
                     duplicates += 1
                     continue
@@ -397,7 +399,9 @@ class SampleStore:
                     continue
                 try:
                     if n is None:
-                        raise SampleRefused("n: the sender's sequence number (an integer from 1) is missing")
+                        given = raw.get("n") if isinstance(raw, dict) else None
+                        raise SampleRefused("n: the sender's sequence number (an integer from 1 to "
+                                            f"{MAX_SEQUENCE:,}) is " + ("missing" if given is None else f"{str(given)[:40]}"))
                     sample = check_sample(raw)
                     missing = self._check_state(sample, last_step, ended, slack)
                 except SampleRefused as exc:

@@ -521,6 +521,20 @@ def test_integers_beyond_2_53_are_refused_per_sample(server, tmp_path, where, sa
     assert _post(srv, [{**_step(0), "token": 2**53, "n": 3}]).status_code == 200   # 2^53 itself is exact
 
 
+def test_a_sequence_number_past_the_largest_is_refused_and_moves_nothing(server, tmp_path):
+    # n = 2^40 + 5 was refused, yet it moved the sender's sequence: the valid n=1 beside it and
+    # every later sample were dropped as duplicates, and a trillion samples were said lost
+    srv, store = server
+    r = _post(srv, [{**_step(0), "n": (1 << 40) + 5}, {**_step(0), "n": 1}])
+    assert r.status_code == 422
+    refused = _lines(tmp_path, "refused")
+    assert len(refused) == 1 and refused[0]["reason"].startswith("n: the sender's sequence number (an integer from 1 to "
+                                                                 "1,099,511,627,776) is 1099511627781"), refused
+    assert _post(srv, [{**_step(1), "n": 2}]).status_code == 200
+    assert [s["step"] for s in _lines(tmp_path, "step")] == [0, 1]   # both kept: no duplicate, no gap
+    assert not _lines(tmp_path, "gap")
+
+
 # ------------------------------------------------------------ issue 23, item 6: a full disk
 
 def test_a_full_disk_is_a_503_the_sink_retries_and_what_was_written_stays_whole(tmp_path):
