@@ -92,13 +92,20 @@ class WebKitGTKDriver(BrowserDriver):
             opts.add_argument(a)
         # its own process group, which MiniBrowser and its web processes inherit: the reaper
         # (harness/drive/reaper.py) ends the whole tree whatever happens to the harness
-        service = Service(executable_path=shutil.which(WEBKITGTK_DRIVER), env=env,
-                          popen_kw={"start_new_session": True})
+        class TrackedService(Service):
+            """Hands WebKitWebDriver to the reaper the moment it exists: ``start()`` then waits
+            for its port, and a harness SIGKILLed in that wait left the driver running for good."""
+
+            def _start_process(self, path: str) -> None:
+                super()._start_process(path)
+                REAPER.track(self.process.pid, WEBKITGTK_DRIVER, group=True)
+
+        service = TrackedService(executable_path=shutil.which(WEBKITGTK_DRIVER), env=env,
+                                 popen_kw={"start_new_session": True})
         try:
             # Started by hand so that creating the session is bounded by COMMAND_TIMEOUT_S too
             # (a MiniBrowser that cannot reach its display would otherwise block forever).
-            service.start()
-            REAPER.track(service.process.pid, WEBKITGTK_DRIVER, group=True)
+            service.start()  # tracked as soon as it was started (TrackedService)
             config = ClientConfig(remote_server_addr=service.service_url, timeout=COMMAND_TIMEOUT_S)
             driver = webdriver.Remote(command_executor=service.service_url, options=opts, client_config=config)
         except BaseException as exc:  # Ctrl-C during a launch too: leave nothing running
