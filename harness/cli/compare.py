@@ -29,8 +29,8 @@ def compare(
     from harness.verdicts import budgets as B
 
     with bad_input():  # every option before pandas, scipy or plotly is imported
-        if warmup < 0:
-            raise PlanError(f"--warmup must be >= 0 (got {warmup})")
+        if warmup < 0 or warmup > 100_000:  # no cell has more tokens than run's --tokens allows (100,000)
+            raise PlanError(f"--warmup must be between 0 and 100,000 (got {warmup})")
         budgets = B.load(list(budget or []))
         manifests = [check_run_folder(p) for p in (run_a, run_b)]
         # nothing in common: said from the manifests, before either run is analysed

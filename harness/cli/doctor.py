@@ -39,6 +39,14 @@ def doctor(
     with bad_input():  # before any browser starts
         if bundle is not None:
             bundle = P.check_new_file(bundle, "--bundle", (".zip",))
+        from harness.drive.remote import TargetError, check_url  # as run checks them: one line, before any browser
+
+        try:
+            webdriver_url = check_url(webdriver_url, "--webdriver-url", ("http", "https")) if webdriver_url else None
+            connect = check_url(connect, "--connect", ("ws", "wss")) if connect else None
+            cdp_url = check_url(cdp_url, "--cdp-url", ("http", "https", "ws", "wss")) if cdp_url else None
+        except TargetError as exc:
+            raise P.PlanError(str(exc)) from None
         try:
             wls = discover(workloads_dir)
         except WorkloadError as exc:  # a bad folder

@@ -75,3 +75,6 @@ def native(
     if failed:
         err.print("; ".join(f"{c['cell']}: {c['reason']}" for c in failed), highlight=False)
         raise typer.Exit(1)
+    if cells and all(c["status"] == "skipped" for c in cells):  # nothing measured (e.g. --adapter matched none)
+        err.print(f"error: every cell was skipped: {cells[0]['reason']}", highlight=False, markup=False)
+        raise typer.Exit(1)

@@ -77,6 +77,20 @@ def test_a_seed_or_host_the_run_cannot_use_is_refused_before_any_folder_or_brows
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("args, words", [
+    (["doctor", "--webdriver-url", "notaurl"], "--webdriver-url 'notaurl' is not a http:// or https:// URL"),
+    (["doctor", "--cdp-url", "ftp://x"], "--cdp-url 'ftp://x' is not a http://"),
+    (["doctor", "--connect", "x"], "--connect 'x' is not a ws:// or wss:// URL"),
+    (["compare", str(RUNS / "aa-chromium-1"), str(RUNS / "aa-chromium-2"), "--warmup", "99999999999"],
+     "--warmup must be between 0 and 100,000"),
+])
+def test_doctors_endpoints_and_compares_warmup_are_checked_before_anything_runs(args, words):
+    # doctor took 10 s and 48 lines checking browsers before saying nothing of a bad URL; compare
+    # with a warm-up past every token printed an empty table and 'no significant differences'
+    r = invoke(*args)
+    assert r.exit_code == 2 and len(lines_of(r)) == 1 and words in lines_of(r)[0], r.stderr + r.stdout
+
+
 def test_missing_browser_binary_says_how_to_install(tmp_path):
     r = run_cmd(tmp_path / "r", "--browser", "chromium", "--browser-path", str(tmp_path / "no-such-chrome"))
     assert r.exit_code == 2
