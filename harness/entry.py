@@ -48,14 +48,15 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, _interrupted)
     sys.unraisablehook = _unraisable(sys.unraisablehook)
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] and args[0] in ("run", "app", "serve"):
-        # first thing, before the imports of the first seconds: end what a killed harness left
-        # (its watchdog normally did already; harness/drive/reaper.py)
-        from harness.drive import reaper
-
-        reaper.reap_stale_at_start()
     code = 0
     try:
+        if args[:1] and args[0] in ("run", "app", "serve"):
+            # first thing, before the imports of the first seconds: end what a killed harness left
+            # (its watchdog normally did already; harness/drive/reaper.py). Inside the try: a Ctrl-C
+            # here (0.3 s in) escaped as a KeyboardInterrupt and killed the process by SIGINT
+            from harness.drive import reaper
+
+            reaper.reap_stale_at_start()
         from harness.cli import app
 
         app(args=argv, prog_name="webgpu-harness")
