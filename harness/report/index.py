@@ -26,7 +26,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from harness import locations
-from harness.store import files
+from harness.store.runfolder import read_json_object
 from harness.report import format as F
 from harness.report.charts import _LAYOUT, COLORS, fig_dict
 from harness.report.finding import PROCESS_ROLES
@@ -65,17 +65,9 @@ class RunEntry:
 
 
 def _read_json(p: Path) -> dict:
-    """A JSON object file of a folder beside the run. Raises ValueError (one line) for a FIFO,
-    a device, a folder (never waited on or read without end: harness/store/files.py), JSON that is
-    not an object or nests too deeply; OSError when unreadable."""
-    raw = files.read_regular(p, p.name)
-    try:
-        v = json.loads(raw)
-    except RecursionError:
-        raise ValueError(f"{p.name} nests too deeply") from None
-    if not isinstance(v, dict):
-        raise ValueError(f"{p.name} is a JSON {type(v).__name__}, not an object")
-    return v
+    """:func:`harness.store.runfolder.read_json_object` (a ValueError, one line, for a FIFO, a
+    device, bad or too deeply nested JSON, or JSON that is not an object)."""
+    return read_json_object(p)
 
 
 def _headline(metrics: dict) -> dict[str, dict]:

@@ -39,6 +39,17 @@ def _loads(text: str | bytes, where: str) -> Any:
         raise RunFolderError(f"{where} is not readable JSON ({exc})") from None
 
 
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A JSON object file of a run folder (``stats.json``, ``compare.json``…). Raises
+    :class:`RunFolderError` (one line) for a FIFO, device or folder (never waited on or read
+    without end), JSON that does not parse or nests too deeply, or JSON that is not an object."""
+    path = Path(path)
+    v = _loads(files.read_regular(path, path.name), path.name)
+    if not isinstance(v, dict):
+        raise RunFolderError(f"{path.name} is a JSON {type(v).__name__}, not an object")
+    return v
+
+
 def read_manifest(run_dir: Path) -> dict[str, Any]:
     """``manifest.json`` of ``run_dir``. Raises :class:`RunFolderError` (one line) when the folder
     or the file is missing, the file is not a regular file (a FIFO, a folder, a device: never
