@@ -130,16 +130,22 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
     """Validate workload, variant and profile names against the built-in workloads and those of
     ``workloads_dirs`` (``--workloads-dir``; default ``$WEBGPU_HARNESS_WORKLOADS``). Returns
     ``(workloads, variants by workload, profile by workload)``. Raises :class:`PlanError`."""
+    from harness import workload_names
+
+    names = split_names(workload, "--workload") or DEFAULT_WORKLOADS
+    try:  # the names from the folders first: a mistyped name is answered before pydantic loads
+        listed = workload_names.names(workloads_dirs)
+    except workload_names.WorkloadError as exc:
+        raise PlanError(str(exc)) from None
+    for n in names:
+        if n not in listed:
+            raise PlanError(f"unknown workload {n!r} (valid: {', '.join(sorted(listed))})")
     from harness.workloads import WorkloadError, discover
 
     try:
         all_wl = discover(workloads_dirs)
     except WorkloadError as exc:
         raise PlanError(str(exc)) from None
-    names = split_names(workload, "--workload") or DEFAULT_WORKLOADS
-    for n in names:
-        if n not in all_wl:
-            raise PlanError(f"unknown workload {n!r} (valid: {', '.join(sorted(all_wl))})")
     wls = [all_wl[n] for n in names]
     wanted = split_names(variant, "--variant")
     variants: dict[str, list[str]] = {}
@@ -361,6 +367,19 @@ def local_inputs(spec: str, extra_roots: dict[str, Path]) -> str:
     return ",".join(out)
 
 
+def check_browser_names(browser: Iterable[str] | None) -> list[str]:
+    """The --browser names (``[]`` when none is given), each a family of
+    :data:`harness.drive.registry.BROWSERS`; nothing is located. Raises :class:`PlanError` naming
+    the valid browsers."""
+    from harness.drive.registry import BROWSERS
+
+    browsers = [] if browser is None else split_names(browser, "--browser")
+    for b in browsers:
+        if b not in BROWSERS:
+            raise PlanError(f"unknown browser {b!r} (valid: {', '.join(BROWSERS)})")
+    return browsers
+
+
 def resolve_browsers(browser: Iterable[str] | None, browser_path: str | None) -> list[str]:
     """Validate --browser names (default: every installed browser). Raises :class:`PlanError`
     naming the valid browsers, or how to install a missing one. A family with
@@ -370,12 +389,9 @@ def resolve_browsers(browser: Iterable[str] | None, browser_path: str | None) ->
     from harness.drive.base import BrowserNotFound
     from harness.drive.registry import BROWSERS
 
-    browsers = [] if browser is None else split_names(browser, "--browser")
+    browsers = check_browser_names(browser)
     if browser_path and len(browsers) != 1:
         raise PlanError("--browser-path needs exactly one --browser (it replaces that browser's executable)")
-    for b in browsers:
-        if b not in BROWSERS:
-            raise PlanError(f"unknown browser {b!r} (valid: {', '.join(BROWSERS)})")
     if browsers:
         for b in browsers:
             if getattr(BROWSERS[b], "skipped_when_missing", False):
@@ -530,7 +546,7 @@ def resolve_cells(*, workload: Iterable[str] | None, variant: Iterable[str] | No
                   workloads_dir: Iterable[str | Path] | None = None, memory_budget: str | None = None) -> CellOptions:
     """The options that shape a cell → :class:`CellOptions`, checked in this order: numbers
     (``--tokens``, ``--repeat``), ``--webgpu``, the emulation's byte sizes, ``--memory-budget``
-    (a size of at least 1 MiB, ``none``/``off``; not given: :data:`DEFAULT_MEMORY_BUDGET`), workloads/variants/profile, ``--param`` values and sweeps (each
+    (a size of at least 1 MiB, ``none``/``off``; not given: :data:`DEFAULT_MEMORY_BUDGET`), ``--param`` as KEY=VALUE, workload names (from the folders), workloads/variants/profile, ``--param`` values and sweeps (each
     sweep point's KV capacity), the engine and ``--model``, the emulation options.
     ``emulation_overrides``: ``{"bytesPerStage": N, "pageBytes": N}`` (None: the emulation's).
     Raises :class:`PlanError`."""
@@ -545,8 +561,8 @@ def resolve_cells(*, workload: Iterable[str] | None, variant: Iterable[str] | No
         if v is not None and v < 0:
             raise PlanError(f"{option} must be >= 0 (got {v})")
     budget_bytes = parse_memory_budget(memory_budget)
-    wls, variants, profiles = resolve_workloads(workload, variant, profile, workloads_dir)
     raw = parse_key_values(param, "--param")
+    wls, variants, profiles = resolve_workloads(workload, variant, profile, workloads_dir)
     single, sweeps = resolve_sweeps(raw, wls, profiles)
     recorded = {k: guess_scalar(v) for k, v in single.items()}  # NaN/infinity are never a value
     recorded.update({k: raw[k] for wl_sweeps in sweeps.values() for k in wl_sweeps})

@@ -7,27 +7,17 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from harness import locations
-
-#: The built-in workloads' folder.
-WORKLOADS_DIR = locations.workloads_dir()
-#: Environment variable: folders of user workloads, separated by os.pathsep (``--workloads-dir`` wins).
-WORKLOADS_ENV = "WEBGPU_HARNESS_WORKLOADS"
+from harness.workload_names import (WORKLOADS_DIR, WORKLOADS_ENV, WorkloadError,  # noqa: F401 (re-exported)
+                                     user_dirs, user_manifests)
 
 #: Declared parameter types (workloads/README.md, "Parameters").
 PARAMETER_TYPES = ("int", "number", "bool", "string", "enum", "list")
-
-
-class WorkloadError(ValueError):
-    """A workloads folder that cannot be used (missing, a malformed manifest, a name taken by
-    another workload); the message is one line naming the file and why."""
 
 
 class ParameterError(ValueError):
@@ -225,15 +215,6 @@ def count_steps(expr: str, names: dict[str, Any], check_only: bool = False) -> f
     return ev(tree)
 
 
-def user_dirs(given: Iterable[str | Path] | None = None) -> tuple[Path, ...]:
-    """The user's workload folders: ``given`` (``--workloads-dir``), else
-    ``$WEBGPU_HARNESS_WORKLOADS`` split on ``os.pathsep``, else none. Resolved paths."""
-    items = [str(g) for g in given or ()]
-    if not items:
-        items = [s for s in os.environ.get(WORKLOADS_ENV, "").split(os.pathsep) if s.strip()]
-    return tuple(Path(s).expanduser().resolve() for s in items)
-
-
 def _read(manifest: Path) -> Workload:
     try:
         wl = Workload.model_validate(json.loads(manifest.read_text()))
@@ -246,12 +227,6 @@ def _read(manifest: Path) -> Workload:
     return wl
 
 
-def _manifests(folder: Path) -> list[Path]:
-    """``folder/manifest.json`` when ``folder`` is itself a workload, else ``folder/*/manifest.json``."""
-    own = folder / "manifest.json"
-    return [own] if own.is_file() else sorted(folder.glob("*/manifest.json"))
-
-
 @lru_cache(maxsize=8)
 def _discover(builtin: Path, extra: tuple[Path, ...]) -> dict[str, Workload]:
     found: dict[str, Workload] = {}
@@ -259,13 +234,7 @@ def _discover(builtin: Path, extra: tuple[Path, ...]) -> dict[str, Workload]:
         wl = _read(manifest)
         found[wl.name] = wl
     for folder in extra:
-        if not folder.is_dir():
-            raise WorkloadError(f"workloads folder {folder} does not exist (--workloads-dir or ${WORKLOADS_ENV})")
-        manifests = _manifests(folder)
-        if not manifests:
-            raise WorkloadError(f"workloads folder {folder} holds no manifest.json, neither its own nor in a "
-                                "subfolder (format: workloads/README.md)")
-        for manifest in manifests:
+        for manifest in user_manifests(folder):
             wl = _read(manifest)
             if wl.name in found:
                 raise WorkloadError(f"{manifest}: workload {wl.name!r} is already defined by {found[wl.name].folder}; "

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from harness import plan as P
 from harness.cli.common import bad_input, console, err, require_measure_extra, say, version_line
-from harness.workloads import WorkloadError, discover, user_dirs
+from harness.workload_names import WorkloadError, user_dirs, user_manifests
 
 
 #: Tokens of the bundle's run (issue 21: "a 32-token run of the default suite on every local browser").
@@ -48,6 +48,10 @@ def doctor(
         except TargetError as exc:
             raise P.PlanError(str(exc)) from None
         try:
+            for folder in user_dirs(workloads_dir):  # a missing folder before pydantic loads (harness/workload_names.py)
+                user_manifests(folder)
+            from harness.workloads import discover
+
             wls = discover(workloads_dir)
         except WorkloadError as exc:  # a bad folder
             raise P.PlanError(str(exc)) from None

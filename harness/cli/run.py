@@ -81,6 +81,8 @@ def build_plan(*, output, browser, headed, browser_path, memory_interval_ms, ste
         raise P.PlanError(f"--step-timeout-s must be > 0 and at most 86400 (got {step_timeout_s})")
     if not (isinstance(start_timeout_s, (int, float)) and 0 < start_timeout_s <= 86_400):
         raise P.PlanError(f"--start-timeout-s must be > 0 and at most 86400 (got {start_timeout_s})")
+    if not any(reach.get(k) for k in ("webdriver_url", "capabilities", "connect", "cdp_url")):
+        P.check_browser_names(browser)  # a mistyped --browser is answered before the workloads load
     cells = O.resolve(**cell_options)
     limits = P.sample_limits(sample_limit)
     run_dir = P.check_new_run_dir(output or timestamped(runs_dir()))

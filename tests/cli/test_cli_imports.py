@@ -84,3 +84,39 @@ def test_no_heavy_module_is_imported_before_bad_input_is_answered(tmp_path):
     assert not list(tmp_path.iterdir()), list(tmp_path.iterdir())    # nothing was written
     # control: the analysis and the Chromium driver do load them, so the check above can fail
     assert set(results[-1]["loaded"]) == {"scipy", "pandas", "plotly", "playwright"}, results[-1]
+
+
+#: Bad options answered before pydantic loads (~0.12 s of CPU to import here): those that need no
+#: workload manifest and no sample model. A typer that coerces options through pydantic (typer
+#: 0.26+, pyproject.toml's pin) or a workload name checked against the parsed manifests instead of
+#: the folders (harness/workload_names.py) fails here.
+LIGHT_CASES = [
+    ["run", "--tokens", "0", "-o", "{t}/r"],
+    ["run", "--workload", "nope", "-o", "{t}/r"],
+    ["run", "--browser", "netscape", "-o", "{t}/r"],
+    ["run", "--param", "oops", "-o", "{t}/r"],
+    ["app", "http://127.0.0.1:9/", "--steps", "0", "-o", "{t}/r"],
+    ["serve", "--tokens", "0", "-o", "{t}/r"],
+    ["serve", "--workload", "nope", "-o", "{t}/r"],
+    ["report", "{t}/none"],
+    ["compare", "{t}/none", "{t}/none"],
+    ["merge", "{t}/none", "-o", "{t}/m"],
+    ["index", "{t}/none"],
+    ["native", "--n", "0", "-o", "{t}/n"],
+    ["doctor", "--workloads-dir", "{t}/none"],
+]
+
+
+def test_common_bad_options_are_answered_before_pydantic_loads(tmp_path):
+    cases = [[a.format(t=tmp_path) for a in argv] for argv in LIGHT_CASES]
+    r = subprocess.run([sys.executable, "-c", SCRIPT.replace("import harness.pipeline, harness.drive.playwright, playwright.sync_api",
+                                                             "import harness.workloads"),
+                        json.dumps(["pydantic"]), json.dumps(cases)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    results = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+    assert len(results) == len(cases) + 1, r.stdout + r.stderr
+    for res in results[:-1]:
+        assert res["exit"] == 2, (res, r.stderr)
+        assert res["loaded"] == [], f"{' '.join(res['argv'])} imported pydantic before exit 2"
+    assert len([x for x in r.stderr.splitlines() if x.startswith("error: ")]) == len(cases), r.stderr
+    assert results[-1]["loaded"] == ["pydantic"], results[-1]  # control: the manifests' models do load it
