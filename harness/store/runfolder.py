@@ -102,6 +102,17 @@ def not_a_sample(s: Any, raw: bytes | None = None) -> str | None:
     wrong type, out of range or not finite by the rules the server applied on the wire
     (harness/serve/lines.py ``line_problem``: a step numbered below 0 or above 10,000,000,
     NaN or Infinity anywhere, ``"rss_bytes": "lots"``)."""
+    why = _shape_problem(s)
+    if why is not None:
+        return why
+    from harness.serve.lines import line_problem  # pydantic: loaded when a folder is read
+
+    return line_problem(s, raw)
+
+
+def _shape_problem(s: Any) -> str | None:
+    """The checks of :func:`not_a_sample` that come before its kind's model: an object, a step
+    with an integer ``step``, every :data:`OBJECT_FIELDS` an object or absent."""
     if not isinstance(s, dict):
         name = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(type(s), "null")
         return f"a JSON {name}, not an object"
@@ -112,9 +123,7 @@ def not_a_sample(s: Any, raw: bytes | None = None) -> str | None:
         if v is not None and not isinstance(v, dict):
             bad = [k for k in OBJECT_FIELDS if s.get(k) is not None and not isinstance(s[k], dict)]
             return f"{', '.join(bad)} not an object"
-    from harness.serve.lines import line_problem  # pydantic: loaded when a folder is read
-
-    return line_problem(s, raw)
+    return None
 
 
 @dataclass
@@ -155,17 +164,24 @@ def scan_samples(run_dir: Path) -> tuple[list[dict[str, Any]], list[BadLine]]:
         return out, bad
     from pydantic_core import from_json  # here, not at the top: the offline Dawn runner (harness/native/dawn.py) writes run folders on a machine with only the standard library
 
+    from harness.serve.lines import fast_line
+
     waiting: list[BadLine] = []  # bad lines still to be given the cell of the next readable line
     last_cell: str | None = None
     with files.open_regular(path) as fh:
         for i, raw in enumerate(fh, 1):
-            why = None
-            try:
-                s = from_json(raw, cache_strings="keys")  # pydantic's parser: json.loads' values, ~2× faster
-            except ValueError as exc:  # nesting past its limit (200 levels), bytes, or syntax
-                why = "JSON nested too deeply" if str(exc).startswith("recursion limit") else _not_json(raw)
+            # parsed and held to its kind's model in one pass (harness/serve/lines.py); a line that
+            # fails it is parsed and checked again on the full path, which says why
+            s = fast_line(raw)
+            if s is not None:
+                why = _shape_problem(s)
             else:
-                why = not_a_sample(s, raw)
+                try:
+                    s = from_json(raw, cache_strings="keys")  # pydantic's parser: json.loads' values, ~2× faster
+                except ValueError as exc:  # nesting past its limit (200 levels), bytes, or syntax
+                    why = "JSON nested too deeply" if str(exc).startswith("recursion limit") else _not_json(raw)
+                else:
+                    why = not_a_sample(s, raw)
             if why is None:
                 cell = s.get("cell") if isinstance(s.get("cell"), str) else None
                 for b in waiting:
