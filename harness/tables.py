@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness import counter_tables
+from harness.csvfiles import write_csv
 from harness.memory_budget import content_samples, memory_budget_columns
 from harness.process_types import CONTENT_PROCESS_TYPES, GPU_PROCESS_TYPES, PROCESS_SOURCES  # noqa: F401 (re-exported)
 from harness.own_terms import DISPATCH_METHODS, STEP_UNITS, after_first_round, own_terms  # noqa: F401 (re-exported)
@@ -344,10 +345,10 @@ def _tokens_identical(summary: pd.DataFrame, steps: pd.DataFrame) -> list:
     same browser × workload × profile × repetition? "yes"/"no"; "n/a" for a lone variant or a
     cell that did not finish; "not comparable" under emulated WebGPU (no shader runs)."""
     out = []
-    def norm(v):   # a step without a token or hash (ORT's create/release steps) is None, which equals None
-        return None if pd.isna(v) else v
+    def norm(col: pd.Series) -> list:   # a step without a token or hash (ORT's create/release steps) is None, which equals None
+        return col.astype(object).where(col.notna(), None).tolist()
 
-    seqs = ({cid: [(norm(t), norm(h)) for t, h in zip(g["token"], g["logits_hash"])] for cid, g in steps.groupby("cell")}
+    seqs = ({cid: list(zip(norm(g["token"]), norm(g["logits_hash"]))) for cid, g in steps.groupby("cell")}
             if len(steps) else {})
     machine = summary["machine"].fillna("") if "machine" in summary else pd.Series("", index=summary.index)
     for idx, row in summary.iterrows():
@@ -370,9 +371,10 @@ def _tokens_identical(summary: pd.DataFrame, steps: pd.DataFrame) -> list:
 
 
 def write(tables: Tables, run_dir: Path) -> None:
-    """Write ``summary.csv``, ``steps.csv``, ``memory.csv`` and ``buffers.csv`` into ``run_dir``."""
+    """Write ``summary.csv``, ``steps.csv``, ``memory.csv`` and ``buffers.csv`` into ``run_dir``;
+    the two long ones by :func:`write_csv`."""
     run_dir = Path(run_dir)
     tables.summary.to_csv(run_dir / "summary.csv", index=False)
-    tables.steps.to_csv(run_dir / "steps.csv", index=False)
-    tables.memory.to_csv(run_dir / "memory.csv", index=False)
+    write_csv(tables.steps, run_dir / "steps.csv")
+    write_csv(tables.memory, run_dir / "memory.csv")
     tables.buffers.to_csv(run_dir / "buffers.csv", index=False)

@@ -30,9 +30,15 @@ _LAYOUT = {"template": "plotly_white", "legend": LEGEND_TOP, "margin": {"t": 90,
            "hoverlabel": {"namelength": -1}}
 
 
-def fig_dict(fig: go.Figure) -> dict:
-    """A figure as the JSON-ready dict the page hands to ``Plotly.newPlot``."""
-    return json.loads(fig.to_json())
+def fig_dict(fig: go.Figure, points: dict[int, tuple[list, list]] | None = None) -> dict:
+    """A figure as the JSON-ready dict the page hands to ``Plotly.newPlot``. ``points``: trace
+    index → ``(x, y)`` lists (harness/report/reduce.py, JSON-ready numbers) put into those traces
+    afterwards: a trace is validated by plotly without its points (checking and encoding each
+    of thousands of points was most of a long run's chart time), the dict is the same."""
+    d = json.loads(fig.to_json())
+    for i, (x, y) in (points or {}).items():
+        d["data"][i]["x"], d["data"][i]["y"] = x, y
+    return d
 
 
 def rgba(color: str, alpha: float) -> str:
@@ -164,6 +170,7 @@ def line_chart(tables, names: Names, column: str, title: str, ytitle: str, bands
     fig = go.Figure()
     seen: set[str] = set()
     colors: dict[str, str] = {}
+    points: dict[int, tuple[list, list]] = {}
     for _, row in tables.summary.iterrows():
         if row["workload"] in NOT_TOKENS:
             continue
@@ -173,7 +180,8 @@ def line_chart(tables, names: Names, column: str, title: str, ytitle: str, bands
         name = names.of(row)
         colors[name] = names.color(name)
         x, y = R.series(s["step"], s[column])
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers" if len(x) <= 200 else "lines", marker={"size": 3},
+        points[len(fig.data)] = (x, y)
+        fig.add_trace(go.Scatter(x=[], y=[], mode="lines+markers" if len(x) <= 200 else "lines", marker={"size": 3},
                                  name=name, legendgroup=name, showlegend=name not in seen,
                                  line={"color": colors[name], "dash": "solid" if row["repetition"] in (0, None) else "dot",
                                        "width": 1.5},
@@ -183,7 +191,7 @@ def line_chart(tables, names: Names, column: str, title: str, ytitle: str, bands
     add_bands(fig, bands or [], warmup, group_names or {}, colors)
     fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, xaxis_title=names.step, yaxis_title=ytitle,
                       height=420, **_LAYOUT)
-    return fig_dict(fig)
+    return fig_dict(fig, points)
 
 
 def group_names(analysis, names: Names) -> dict[str, str]:
@@ -197,16 +205,17 @@ def collection_marks(tables, events: dict) -> list[dict]:
     harness/stats/workloads/memory.py) at that token's wall ms."""
     out = []
     for cell, ev in (events or {}).items():
-        s = tables.steps[tables.steps["cell"] == cell].set_index("step")
+        s = tables.steps[tables.steps["cell"] == cell]
+        wall = dict(zip(s["step"].tolist(), s["wall_ms"].tolist()))  # steps.csv has one row per (cell, step)
         for kind, symbol in (("natural", "x"), ("forced", "star")):
-            toks = [t for t in ev.get(kind, []) if t in s.index and s.loc[t, "wall_ms"] == s.loc[t, "wall_ms"]]
+            toks = [t for t in ev.get(kind, []) if t in wall and wall[t] == wall[t]]
             if not toks:
                 continue
             what = "collection event" if kind == "natural" else "forced collection (--gc-checkpoints)"
             out.append(fig_dict(go.Figure(go.Scatter(
-                x=toks, y=[float(s.loc[t, "wall_ms"]) for t in toks], mode="markers",
+                x=[], y=[], mode="markers",
                 marker={"symbol": symbol, "size": 8, "color": "#b3261e"}, name=f"{what} — {cell}",
-                meta={"cell": cell, "marks": kind})))["data"][0])
+                meta={"cell": cell, "marks": kind})), {0: (toks, [float(wall[t]) for t in toks])})["data"][0])
     return out
 
 
@@ -256,6 +265,7 @@ def engine_charts(numbers: dict | None, names: Names) -> dict[str, dict]:
             fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, horizontal_spacing=0.03,
                                 subplot_titles=[p["engine"] for p in panels])
             shown: set[str] = set()
+            points: dict[int, tuple[list, list]] = {}
             scale = 2**20 if view["unit"] == "bytes" else 1
             for col, p in enumerate(panels, start=1):
                 for tr in p["traces"]:
@@ -264,8 +274,9 @@ def engine_charts(numbers: dict | None, names: Names) -> dict[str, dict]:
                     color = COLORS[variants.index(v) % len(COLORS)]
                     x, y = R.series(tr["x"], [val / scale for val in tr["y"]], R.PANEL_POINTS)
                     y = [round(val, 3) for val in y] if scale != 1 else y
+                    points[len(fig.data)] = (x, y)
                     fig.add_trace(go.Scatter(
-                        x=x, y=y, mode="lines+markers" if len(x) <= 60 else "lines", marker={"size": 4}, name=v, legendgroup=v, showlegend=v not in shown,
+                        x=[], y=[], mode="lines+markers" if len(x) <= 60 else "lines", marker={"size": 4}, name=v, legendgroup=v, showlegend=v not in shown,
                         line={"color": color, "width": 1.5, "dash": "solid" if tr["repetition"] in (0, None) else "dot"},
                         hovertemplate=(f"<b>{v} · {p['engine']}</b> r{tr['repetition']}<br>{p['provenance']}<br>"
                                        f"{names.step} %{{x}}: %{{y}} {'MiB' if scale != 1 else view['unit']}<extra></extra>"),
@@ -279,5 +290,5 @@ def engine_charts(numbers: dict | None, names: Names) -> dict[str, dict]:
                 title += f" · not measured in {', '.join(missing)}"
             fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, height=360, **_LAYOUT)
             cid = "live_bind_groups" if view["id"] == "live_bind_groups" else f"engines_{view['id']}"
-            out[cid + (f"_{i}" if i else "")] = fig_dict(fig)
+            out[cid + (f"_{i}" if i else "")] = fig_dict(fig, points)
     return out
