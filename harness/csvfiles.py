@@ -20,7 +20,8 @@ def _csv_column(s: pd.Series):
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         arr = None
     if arr is not None and (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)
-                            or pa.types.is_string(arr.type) or pa.types.is_null(arr.type)):
+                            or pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
+                            or pa.types.is_null(arr.type)):
         return arr
     return pa.array([None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v) for v in s],
                     type=pa.string())
