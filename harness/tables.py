@@ -225,8 +225,11 @@ def build(run_dir: Path) -> Tables:
 def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dict,
              settled: dict[str, tuple[str, str]] | None = None) -> pd.DataFrame:
     rows = []
+    steps_of = dict(tuple(steps.groupby("cell", sort=False))) if len(steps) else {}
+    memory_of = dict(tuple(memory.groupby("cell", sort=False))) if len(memory) else {}
     for c in manifest.get("cells", []):
-        s = steps[steps["cell"] == c["cell"]]
+        s = steps_of.get(c["cell"], steps.iloc[:0])
+        m = memory_of.get(c["cell"], memory.iloc[:0])
         after = s[s["step"] > 0]  # token 0 builds pipelines and caches: never in per-token medians
         row = {k: c.get(k) for k in ("cell", "browser", "browser_version", "adapter", "webgpu", "workload",
                                      "variant", "profile", "repetition", "tokens", "status", "reason")}
@@ -252,19 +255,19 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         row["live_bind_groups_max"] = int(s["bind_groups_live"].max()) if len(s) and s["bind_groups_live"].notna().any() else None
         row["modeled_native_bytes_max"] = (float(s["modeled_native_bytes"].max())
                                            if len(s) and s["modeled_native_bytes"].notna().any() else None)
-        per_type = process_type_totals(memory[memory["cell"] == c["cell"]])
+        per_type = process_type_totals(m)
         for ptype, grp in per_type.groupby("process_type"):
             row[f"peak_rss_bytes_{ptype}"] = int(grp["rss_bytes"].max())
             if grp["footprint_bytes"].notna().any():
                 row[f"peak_footprint_bytes_{ptype}"] = int(grp["footprint_bytes"].max())
-        content = content_samples(memory[memory["cell"] == c["cell"]])
+        content = content_samples(m)
         row["content_rss_bytes_max"] = int(content["rss_bytes"].max()) if len(content) else None
         # sampling rounds of the content process placed on a step (the rest ran before the first
         # step was received): how many readings the decode phase's max and slope rest on
         row["content_rss_samples"] = int(content["token"].notna().sum()) if len(content) else 0
         row["content_footprint_bytes_max"] = (int(content["footprint_bytes"].max())
                                               if len(content) and content["footprint_bytes"].notna().any() else None)
-        row.update(_heap_and_cpu(memory[memory["cell"] == c["cell"]]))
+        row.update(_heap_and_cpu(m))
         row.update(own_terms(c.get("workload"), s))
         if c.get("app_url"):
             row.update(app_url=c["app_url"], app_title=c.get("app_title"), step_kind=c.get("step_kind"),
