@@ -14,13 +14,26 @@ time is what a quiet core would take, give or take cache effects). Beside them: 
 analysis alone (tables + statistics + findings) and the findings' text, so a change of speed can
 be checked for a change of what the report says.
 
+With ``--baseline DIR`` (a checkout of an older commit, e.g. ``git worktree add DIR <commit>``,
+with a ``node_modules`` link beside it so both reports embed the same plotly.js) every size is
+analysed by that checkout and by this one in turn, each in its own process (``PYTHONPATH``, same
+interpreter and packages; baseline, current, baseline, current for ``--rounds 2``), so that the
+machine's load hits both alike: the ratios current / baseline of the medians are the figures
+to trust on a shared machine, whose speed changes by 2× over a day here. The findings of both are
+compared (``same_findings``).
+
 Usage: python -m benchmarks report-time   (results in reports/benchmarks/<timestamp>-report-time/)
+       python -m benchmarks.report_time [--baseline DIR] [--rounds N] [--sizes 16x1000,16x5000]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -59,6 +72,55 @@ def time_report(run: Path, work: Path, repeats: int = REPEATS) -> dict:
             "steps_rows": int(len(a.tables.steps)), "memory_rows": int(len(a.tables.memory))}
 
 
+#: Run in a fresh process by :func:`time_in`: ``time_report`` of argv[1] into argv[2], argv[3] times, as JSON.
+_CHILD = ("import json, sys; from pathlib import Path; from benchmarks.report_time import time_report; "
+          "print(json.dumps(time_report(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))))")
+
+
+def time_in(source: Path, run: Path, work: Path, repeats: int = REPEATS) -> dict:
+    """:func:`time_report` in a new process whose ``harness`` and ``benchmarks`` are those of the
+    checkout ``source``. Raises RuntimeError with the child's last lines when it fails."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(source)
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(run), str(work), str(repeats)], capture_output=True,
+                       text=True, env=env, cwd=source, timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(f"report-time in {source} failed: {r.stderr.strip()[-2000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def compare(baseline: Path, sizes=SIZES, repeats: int = REPEATS, rounds: int = 1) -> dict:
+    """Every size analysed by ``baseline`` and by this checkout, interleaved ``rounds`` times
+    (see the module docstring). Returns the results, also written as benchmark.json."""
+    d = out_dir("report-time")
+    here = REPO_ROOT
+    result: dict = {"benchmark": "report-time", "baseline": str(baseline), "repeats": repeats, "rounds": rounds,
+                    "input": f"synthesised from real samples of {SOURCE.relative_to(REPO_ROOT)} "
+                             "(benchmarks/report_size.py)", "cpus": os.cpu_count(),
+                    "load_average_start": [round(x, 2) for x in os.getloadavg()], "sizes": {}}
+    for label, first, copies, tokens in sizes:
+        run = d / label
+        synthesize(run, copies, tokens, first=first)
+        runs: dict[str, list[dict]] = {"baseline": [], "current": []}
+        for i in range(rounds):
+            for name, source in (("baseline", baseline), ("current", here)):
+                runs[name].append(time_in(source, run, d / f"{label}-{name}-{i}", repeats))
+        med = {n: statistics.median(r["report_cpu_s"]["median"] for r in rs) for n, rs in runs.items()}
+        result["sizes"][label] = {
+            "baseline_report_cpu_s_medians": [r["report_cpu_s"]["median"] for r in runs["baseline"]],
+            "current_report_cpu_s_medians": [r["report_cpu_s"]["median"] for r in runs["current"]],
+            "current": runs["current"][-1], "baseline": {k: v for k, v in runs["baseline"][-1].items() if k != "findings"},
+            "ratio_cpu_median": round(med["current"] / med["baseline"], 3),
+            "same_findings": runs["current"][-1]["findings"] == runs["baseline"][-1]["findings"]}
+        s = result["sizes"][label]
+        print(f"{label}: report {med['current']:.2f} s CPU, baseline {med['baseline']:.2f} s: ratio "
+              f"{s['ratio_cpu_median']:.2f}; same findings: {s['same_findings']}", flush=True)
+    result["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    (d / "benchmark.json").write_text(json.dumps(result, indent=2))
+    print(f"results: {d / 'benchmark.json'}")
+    return result
+
+
 def main(sizes=SIZES, repeats: int = REPEATS, keep: Path | None = None) -> dict:
     """Run the benchmark; ``keep``: a folder of already synthesised runs (``<label>/``) to reuse."""
     d = out_dir("report-time")
@@ -85,4 +147,15 @@ def main(sizes=SIZES, repeats: int = REPEATS, keep: Path | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.report_time")
+    ap.add_argument("--baseline", type=Path, help="a checkout of an older commit to compare with")
+    ap.add_argument("--rounds", type=int, default=1, help="baseline/current pairs per size (with --baseline)")
+    ap.add_argument("--sizes", default=",".join(s[0] for s in SIZES), help="labels among " + ", ".join(s[0] for s in SIZES))
+    a = ap.parse_args()
+    chosen = [s for s in SIZES if s[0] in a.sizes.split(",")]
+    if not chosen:
+        ap.error(f"--sizes names none of {', '.join(s[0] for s in SIZES)}")
+    if a.baseline is not None:
+        compare(a.baseline.resolve(), chosen, rounds=a.rounds)
+    else:
+        main(chosen)
