@@ -169,16 +169,22 @@ def _fast_validator(kind: str) -> Any:
     return TypeAdapter(_as_typed_dict(model, None if kind in _POSTED else kind)).validator
 
 
-def fast_line(raw: bytes) -> dict[str, Any] | None:
+def fast_line(raw: bytes, faithful: bool = False) -> dict[str, Any] | None:
     """One line of samples.jsonl parsed and held to its kind's model in one pass, as a dict, when
     it passes everything :func:`line_problem` checks (its kind's model and the fields the harness
     adds); else None, and the caller takes the full path (``from_json`` then :func:`line_problem`),
     which says why. None too for a kind without a model of its own, and for a line whose bytes
     could hold NaN, Infinity or an integer beyond 2^53 (:func:`_may_be_unfaithful`: walked on the
-    full path)."""
-    m = _KIND.search(raw)
-    validator = _fast_validator(m.group(1).decode()) if m else None
-    if validator is None or _may_be_unfaithful(raw):  # a number to walk: on the parsed values, not
+    full path). ``faithful``: the caller found none in a block of lines holding this one
+    (:func:`may_be_unfaithful`, once for the block), so the line is not searched again."""
+    j = raw.find(b'"kind":"')  # compact JSON, as the store writes it; else the pattern
+    if j >= 0:
+        kind = raw[j + 8:raw.find(b'"', j + 8)]
+    else:
+        m = _KIND.search(raw)
+        kind = m.group(1) if m else b""
+    validator = _fast_validator(kind.decode("utf-8", "replace")) if kind else None
+    if validator is None or (not faithful and _may_be_unfaithful(raw)):  # a number to walk: on the parsed values, not
         return None                                    # the validated ones (2^53 + 1 in a float field is a float there)
     try:
         return validator.validate_json(raw)
@@ -218,6 +224,12 @@ def _all_finite(value: Any) -> bool:
 #: ``bytes.translate`` table of :func:`_may_be_unfaithful`: digits → ``0``, ``.`` kept, ``e``/``E`` →
 #: ``e``, every other byte → a space (``+``/``-`` are deleted), so integer parts and exponents stand out.
 _SHAPE = bytes(48 if 48 <= i <= 57 else 46 if i == 46 else 101 if i in (69, 101) else 32 for i in range(256))
+
+
+def may_be_unfaithful(raw: bytes) -> bool:
+    """:func:`_may_be_unfaithful` of bytes holding one line or many (every byte is mapped alone
+    and a line break maps to a space, so a block without a match has no line with one)."""
+    return _may_be_unfaithful(raw)
 
 
 def _may_be_unfaithful(raw: bytes) -> bool:

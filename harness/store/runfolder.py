@@ -152,6 +152,22 @@ def _not_json(raw: bytes) -> str:
     return "not JSON (torn or edited)"
 
 
+#: Bytes of lines read at a time by :func:`_lines` (about 3,000 step lines).
+BLOCK_BYTES = 1 << 22
+
+
+def _lines(fh, may_be_unfaithful) -> Any:
+    """``(line number from 1, bytes, faithful)`` of every line of ``fh``, read in blocks of about
+    :data:`BLOCK_BYTES`; ``faithful``: no byte of the line's block could start a number JSON cannot
+    carry (``may_be_unfaithful`` of the block, one search instead of one per line)."""
+    i = 0
+    for block in iter(lambda: fh.readlines(BLOCK_BYTES), []):
+        faithful = not may_be_unfaithful(b"".join(block))
+        for raw in block:
+            i += 1
+            yield i, raw, faithful
+
+
 def scan_samples(run_dir: Path) -> tuple[list[dict[str, Any]], list[BadLine]]:
     """Every sample of ``samples.jsonl`` in file order, and the lines that are not one (torn by a
     crash mid-write, bytes that are not UTF-8, an edited line, JSON nested too deeply:
@@ -164,15 +180,15 @@ def scan_samples(run_dir: Path) -> tuple[list[dict[str, Any]], list[BadLine]]:
         return out, bad
     from pydantic_core import from_json  # here, not at the top: the offline Dawn runner (harness/native/dawn.py) writes run folders on a machine with only the standard library
 
-    from harness.serve.lines import fast_line
+    from harness.serve.lines import fast_line, may_be_unfaithful
 
     waiting: list[BadLine] = []  # bad lines still to be given the cell of the next readable line
     last_cell: str | None = None
     with files.open_regular(path) as fh:
-        for i, raw in enumerate(fh, 1):
+        for i, raw, faithful in _lines(fh, may_be_unfaithful):
             # parsed and held to its kind's model in one pass (harness/serve/lines.py); a line that
             # fails it is parsed and checked again on the full path, which says why
-            s = fast_line(raw)
+            s = fast_line(raw, faithful)
             if s is not None:
                 why = _shape_problem(s)
             else:
