@@ -159,6 +159,10 @@ def _converted(tp: Any) -> Any:
 _KIND = re.compile(rb'"kind"\s*:\s*"([a-z_]{1,40})"')
 
 
+#: The kinds with a model of their own, as the bytes a line names them by.
+_FAST_KINDS = {k.encode(): k for k in _LINE_MODELS}
+
+
 @functools.lru_cache(maxsize=None)
 def _fast_validator(kind: str) -> Any:
     """pydantic-core's validator of one line's JSON of ``kind`` (:func:`_as_typed_dict`), or None
@@ -183,7 +187,8 @@ def fast_line(raw: bytes, faithful: bool = False) -> dict[str, Any] | None:
     else:
         m = _KIND.search(raw)
         kind = m.group(1) if m else b""
-    validator = _fast_validator(kind.decode("utf-8", "replace")) if kind else None
+    name = _FAST_KINDS.get(kind)  # any other kind (or damage) takes the full path
+    validator = _fast_validator(name) if name is not None else None
     if validator is None or (not faithful and _may_be_unfaithful(raw)):  # a number to walk: on the parsed values, not
         return None                                    # the validated ones (2^53 + 1 in a float field is a float there)
     try:
