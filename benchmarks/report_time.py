@@ -143,6 +143,7 @@ def main(sizes=SIZES, repeats: int = REPEATS, keep: Path | None = None) -> dict:
                                                         / s["16x1000"]["report_wall_s"]["median"], 2)
     (d / "benchmark.json").write_text(json.dumps(result, indent=2))
     print(json.dumps({k: v for k, v in result.items() if k != "sizes"}, indent=2))
+    print(f"results: {d / 'benchmark.json'}")
     return result
 
 

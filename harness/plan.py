@@ -125,10 +125,13 @@ def emulation_options(values: Iterable[str] | None, overrides: dict[str, Any] | 
 
 
 def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | None, profile: str | None,
-                      workloads_dirs: Iterable[str | Path] | None = None
+                      workloads_dirs: Iterable[str | Path] | None = None, param_keys: Iterable[str] = ()
                       ) -> tuple[list[Workload], dict[str, list[str]], dict[str, str | None]]:
-    """Validate workload, variant and profile names against the built-in workloads and those of
-    ``workloads_dirs`` (``--workloads-dir``; default ``$WEBGPU_HARNESS_WORKLOADS``). Returns
+    """Validate workload, variant and profile names (and ``param_keys``, the ``--param`` keys:
+    :func:`check_param_keys`) against the built-in workloads and those of ``workloads_dirs``
+    (``--workloads-dir``; default ``$WEBGPU_HARNESS_WORKLOADS``). The names are checked against
+    the folders and the manifests' JSON first (harness/workload_names.py), then against the
+    manifests' models, so a mistyped one is answered before pydantic loads. Returns
     ``(workloads, variants by workload, profile by workload)``. Raises :class:`PlanError`."""
     from harness import workload_names
 
@@ -140,6 +143,11 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
     for n in names:
         if n not in listed:
             raise PlanError(f"unknown workload {n!r} (valid: {', '.join(sorted(listed))})")
+    wanted = split_names(variant, "--variant")
+    keys = list(param_keys)
+    sketched = workload_names.sketches(names, workloads_dirs)
+    if sketched is not None:  # the same checks on the manifests' JSON
+        check_param_keys(keys, sketched, _choose(sketched, wanted, profile)[1])
     from harness.workloads import WorkloadError, discover
 
     try:
@@ -147,7 +155,31 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
     except WorkloadError as exc:
         raise PlanError(str(exc)) from None
     wls = [all_wl[n] for n in names]
-    wanted = split_names(variant, "--variant")
+    variants, profiles = _choose(wls, wanted, profile)
+    check_param_keys(keys, wls, profiles)
+    return wls, variants, profiles
+
+
+def check_param_keys(keys: Iterable[str], wls: list, profiles: dict[str, str | None]) -> None:
+    """Each ``--param`` key is not reserved and is a parameter or a profile dimension of one of
+    ``wls`` (workloads or :class:`harness.workload_names.Sketch` es) with their ``profiles``.
+    Raises :class:`PlanError` naming the valid keys (as :func:`resolve_params`)."""
+    for key in keys:
+        if key in RESERVED_PARAMS:
+            raise PlanError(f"--param {key} is set by its own option (--{key.lower()}); reserved: {', '.join(RESERVED_PARAMS)}")
+        if not any(key in wl.parameters or key in wl.profiles.get(profiles.get(wl.name) or "", {}) for wl in wls):
+            raise _unknown_param(key, wls, profiles)
+
+
+def _unknown_param(key: str, wls: list, profiles: dict[str, str | None]) -> PlanError:
+    valid = sorted({k for wl in wls for k, p in wl.parameters.items() if not p.testing}
+                   | {k for wl in wls for k in wl.profiles.get(profiles.get(wl.name) or "", {})})
+    return PlanError(f"unknown --param {key!r} for {', '.join(w.name for w in wls)} (valid: {', '.join(valid) or 'none'})")
+
+
+def _choose(wls: list, wanted: list[str], profile: str | None) -> tuple[dict[str, list[str]], dict[str, str | None]]:
+    """``(variants by workload, profile by workload)`` of ``wls`` (workloads or sketches) for the
+    ``--variant`` names ``wanted`` and ``--profile``. Raises :class:`PlanError`."""
     variants: dict[str, list[str]] = {}
     profiles: dict[str, str | None] = {}
     # with several workloads a variant applies to those that have it; each must get at least one
@@ -170,7 +202,7 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
             profiles[wl.name] = profile if wl.profiles else None
         else:
             profiles[wl.name] = wl.default_profile
-    return wls, variants, profiles
+    return variants, profiles
 
 
 #: Largest value ``--param`` gives a profile dimension (``max_tokens``, ``hidden``…): 2^31 - 1, the
@@ -210,8 +242,7 @@ def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str,
 
     out: dict[str, dict[str, Any]] = {wl.name: {} for wl in wls}
     for key, text in raw.items():
-        if key in RESERVED_PARAMS:
-            raise PlanError(f"--param {key} is set by its own option (--{key.lower()}); reserved: {', '.join(RESERVED_PARAMS)}")
+        check_param_keys([key], [], {}) if key in RESERVED_PARAMS else None  # reserved: said as check_param_keys says it
         applied = False
         for wl in wls:
             dims = wl.profiles.get(profiles.get(wl.name) or "", {})
@@ -232,10 +263,7 @@ def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str,
                 out[wl.name][key] = value
                 applied = True
         if not applied:
-            valid = sorted({k for wl in wls for k, p in wl.parameters.items() if not p.testing}
-                           | {k for wl in wls for k in wl.profiles.get(profiles.get(wl.name) or "", {})})
-            names = ", ".join(w.name for w in wls)
-            raise PlanError(f"unknown --param {key!r} for {names} (valid: {', '.join(valid) or 'none'})")
+            raise _unknown_param(key, wls, profiles)
     return out
 
 
@@ -562,7 +590,10 @@ def resolve_cells(*, workload: Iterable[str] | None, variant: Iterable[str] | No
             raise PlanError(f"{option} must be >= 0 (got {v})")
     budget_bytes = parse_memory_budget(memory_budget)
     raw = parse_key_values(param, "--param")
-    wls, variants, profiles = resolve_workloads(workload, variant, profile, workloads_dir)
+    for text in raw.values():  # NaN/infinity said before the keys are (a sweep's values are checked one by one later)
+        if "," not in text:
+            guess_scalar(text)
+    wls, variants, profiles = resolve_workloads(workload, variant, profile, workloads_dir, raw)
     single, sweeps = resolve_sweeps(raw, wls, profiles)
     recorded = {k: guess_scalar(v) for k, v in single.items()}  # NaN/infinity are never a value
     recorded.update({k: raw[k] for wl_sweeps in sweeps.values() for k in wl_sweeps})

@@ -11,9 +11,12 @@ manifest whose ``name`` differs, so the names listed here are the names discover
 
 from __future__ import annotations
 
+import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from types import SimpleNamespace
+from typing import Any, Iterable
 
 from harness import locations
 
@@ -63,3 +66,67 @@ def names(dirs: Iterable[str | Path] | None = None) -> set[str]:
     for folder in user_dirs(dirs):
         found.update(m.parent.name for m in user_manifests(folder))
     return found
+
+
+@dataclass
+class Sketch:
+    """What one workload's manifest.json names, read as JSON alone (no model): its variants,
+    profiles and parameter names, enough for :func:`harness.plan.resolve_workloads` and
+    :func:`harness.plan.check_param_keys` to answer a mistyped ``--variant``, ``--profile`` or
+    ``--param`` key before pydantic loads. The same checks run again on the models after."""
+
+    name: str
+    variants: dict[str, Any]
+    default_variants: list[str]
+    profiles: dict[str, dict[str, Any]]
+    default_profile: str | None
+    #: parameter name → its declaration's ``testing`` flag (a bare default: not testing)
+    parameters: dict[str, SimpleNamespace]
+
+    def variants_to_run(self) -> list[str]:
+        """As :meth:`harness.workloads.Workload.variants_to_run`."""
+        return self.default_variants or list(self.variants)
+
+
+def _sketch(doc: Any) -> Sketch | None:
+    """A :class:`Sketch` of a manifest's parsed JSON, or None when a field has another shape
+    than the model allows (the model then says what is wrong)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
+        return None
+    variants, dv = doc.get("variants"), doc.get("default_variants", [])
+    profiles, dp, params = doc.get("profiles", {}), doc.get("default_profile"), doc.get("parameters", {})
+    if (not isinstance(variants, dict) or not isinstance(dv, list) or not all(isinstance(v, str) for v in dv)
+            or not isinstance(profiles, dict) or not all(isinstance(p, dict) for p in profiles.values())
+            or not (dp is None or isinstance(dp, str)) or not isinstance(params, dict)):
+        return None
+    return Sketch(doc["name"], variants, dv, profiles, dp,
+                  {k: SimpleNamespace(testing=bool(v.get("testing")) if isinstance(v, dict) else False)
+                   for k, v in params.items()})
+
+
+def sketches(wanted: Iterable[str], dirs: Iterable[str | Path] | None = None) -> list[Sketch] | None:
+    """A :class:`Sketch` of each of the ``wanted`` workloads (names :func:`names` lists), in
+    order; None when one is defined twice or its manifest cannot be read as one (discovery then
+    says why). Never raises."""
+    found: dict[str, list[Path]] = {}
+    try:
+        for m in sorted(WORKLOADS_DIR.glob("*/manifest.json")):
+            found.setdefault(m.parent.name, []).append(m)
+        for folder in user_dirs(dirs):
+            for m in user_manifests(folder):
+                found.setdefault(m.parent.name, []).append(m)
+    except (WorkloadError, OSError):
+        return None
+    out = []
+    for name in wanted:
+        paths = found.get(name, [])
+        if len(paths) != 1:
+            return None
+        try:
+            sk = _sketch(json.loads(paths[0].read_text(encoding="utf-8")))
+        except (OSError, ValueError, RecursionError):
+            return None
+        if sk is None or sk.name != name:
+            return None
+        out.append(sk)
+    return out

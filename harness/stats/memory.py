@@ -48,7 +48,9 @@ STEP_SERIES: dict[str, tuple[str, str, str, str | None]] = {
                               "GPUBuffers not destroyed (created − destroyed − collected before destroy)", None),
     "buffer_bytes_live": ("buffer_bytes_live", "bytes", "buffer bytes not destroyed (created − destroyed − collected)",
                           None),
-    "modeled_native_bytes": ("modeled_native_bytes", "bytes", "modeled native bytes of bind groups (emulated)", None),
+    # the emulation releases a bind group's native bytes when its wrapper is collected (web/emulation/)
+    "modeled_native_bytes": ("modeled_native_bytes", "bytes", "modeled native bytes of bind groups (emulated)",
+                             "native_bind_groups_released"),
     "modeled_buffer_bytes": ("modeled_buffer_bytes", "bytes", "modeled native bytes of buffers (emulated)", None),
 }
 #: steps.csv columns whose rise is a collection the worker saw (FinalizationRegistry).

@@ -167,3 +167,24 @@ def test_a_max_from_fewer_than_3_samples_says_how_many(analysis):
     html = (analysis.out_dir / "report.html").read_text(encoding="utf-8")
     assert html.count("315.4 (n=1)") == 2           # the cells table and the retention table
     assert "167.3 (n=" not in html                   # Chromium's max rests on 24 rounds
+
+
+def test_emulated_native_bytes_fall_where_the_emulation_released_collected_bind_groups(tmp_path):
+    """WebKitGTK's emulated WebGPU frees a bind group's modeled native bytes when its wrapper is
+    collected (web/worker.js: native_bind_groups_released += bindGroupsCollected): the series'
+    falls are collections, never "no collection seen" (a statement checker found it said so)."""
+    run = HERE / "kept-runs" / "chromium-webkit-repeat2"
+    a, _ = pipeline.analyse_and_write(run, out_dir=tmp_path / "out")
+    steps = a.tables.steps
+    released = {}
+    for cell, g in steps[steps["cell"].str.startswith("webkit.decode-loop.fresh")].groupby("cell"):
+        r = g.sort_values("step")["native_bind_groups_released"].astype(float)
+        released[cell] = [int(s) for s, d in zip(g.sort_values("step")["step"], r.diff().fillna(r)) if d > 0]
+    assert released and all(released.values()), released      # the emulation did release bind groups
+    rows = _series_csv(a)
+    for cell, steps_released in released.items():
+        row = rows[(cell, "modeled_native_bytes")]
+        assert row["collection_events"], row                   # linked to the series
+    text = (a.out_dir / "summary.md").read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.startswith("- Modeled native bytes of bind groups"))
+    assert "growing until collected" in line and "no collection seen" not in line, line

@@ -86,8 +86,8 @@ def test_no_heavy_module_is_imported_before_bad_input_is_answered(tmp_path):
     assert set(results[-1]["loaded"]) == {"scipy", "pandas", "plotly", "playwright"}, results[-1]
 
 
-#: Bad options answered before pydantic loads (~0.12 s of CPU to import here): those that need no
-#: workload manifest and no sample model. A typer that coerces options through pydantic (typer
+#: Bad options answered before pydantic loads (~0.12 s of CPU to import here): names checked against
+#: the workload folders and the manifests' JSON (harness/workload_names.py), not their models. A typer that coerces options through pydantic (typer
 #: 0.26+, pyproject.toml's pin) or a workload name checked against the parsed manifests instead of
 #: the folders (harness/workload_names.py) fails here.
 LIGHT_CASES = [
@@ -95,9 +95,14 @@ LIGHT_CASES = [
     ["run", "--workload", "nope", "-o", "{t}/r"],
     ["run", "--browser", "netscape", "-o", "{t}/r"],
     ["run", "--param", "oops", "-o", "{t}/r"],
+    ["run", "-w", "decode-loop", "--variant", "nope", "-o", "{t}/r"],
+    ["run", "--profile", "nope", "-o", "{t}/r"],
+    ["run", "--param", "oops=1", "-o", "{t}/r"],
+    ["run", "--param", "tokens=5", "-o", "{t}/r"],
     ["app", "http://127.0.0.1:9/", "--steps", "0", "-o", "{t}/r"],
     ["serve", "--tokens", "0", "-o", "{t}/r"],
     ["serve", "--workload", "nope", "-o", "{t}/r"],
+    ["serve", "--variant", "nope", "-o", "{t}/r"],
     ["report", "{t}/none"],
     ["compare", "{t}/none", "{t}/none"],
     ["merge", "{t}/none", "-o", "{t}/m"],
