@@ -106,14 +106,27 @@ class Finding:
 
     def text(self, fmt: Callable[[Number], str] | None = None) -> str:
         """The sentence as plain text, numbers written by ``fmt`` (default :func:`quantity`)."""
+        text = self._sentence(fmt)
+        return text + self._covers_note(text)
+
+    def covers_note(self) -> str:
+        """What :meth:`text` adds after the sentence: `` (variants: fresh, reuse)`` when the
+        sentence does not name each variant it covers, else ''; the HTML report writes it after
+        the sentence's parts too."""
+        return self._covers_note(self._sentence(None))
+
+    def _sentence(self, fmt: Callable[[Number], str] | None) -> str:
         fmt = fmt or quantity
         text = "".join(fmt(p) if isinstance(p, Number) else str(p) for p in self.parts)
         if self.step != "token":  # a rate of a workload whose step is not a token says "per step"
             text = re.sub(r"(?<=[ /])token(s?)\b", self.step + r"\1", text)
+        return text
+
+    def _covers_note(self, text: str) -> str:
         unnamed = [v for v in self.covers if not re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text)]
         if unnamed:  # every finding names what it covers
-            text += f" (variant{'s' if len(self.covers) > 1 else ''}: {', '.join(self.covers)})"
-        return text
+            return f" (variant{'s' if len(self.covers) > 1 else ''}: {', '.join(self.covers)})"
+        return ""
 
     def to_dict(self) -> dict:
         """``stats.json`` → ``findings[]``: kind, scope, flags, the plain ``text`` and ``numbers``."""

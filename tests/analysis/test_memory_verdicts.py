@@ -188,3 +188,20 @@ def test_emulated_native_bytes_fall_where_the_emulation_released_collected_bind_
     text = (a.out_dir / "summary.md").read_text(encoding="utf-8")
     line = next(x for x in text.splitlines() if x.startswith("- Modeled native bytes of bind groups"))
     assert "growing until collected" in line and "no collection seen" not in line, line
+
+
+def test_the_html_findings_name_the_variants_their_text_names(tmp_path):
+    """report.html's findings end as stats.json's do: "(variant: reuse)" where the sentence does
+    not name the variants it covers (the HTML had dropped it, so a flat and a bounded class of
+    the same series read as contradicting each other)."""
+    a, _ = pipeline.analyse_and_write(HERE / "kept-runs" / "chromium-webkit-repeat2", out_dir=tmp_path / "out")
+    notes = [f.covers_note() for f in a.findings if f.covers_note()]
+    assert len(notes) >= 2, notes
+    html = (a.out_dir / "report.html").read_text(encoding="utf-8")
+    items = re.findall(r'<li data-kind="[a-z_]+">(.*?)</li>', html, flags=re.S)
+    for f in a.findings:
+        if f.covers_note():
+            assert f.text().endswith(f.covers_note())
+            assert any(re.sub(r"<[^>]+>", "", li).rstrip().endswith(f.covers_note().strip()) or f.covers_note().strip() in li
+                       for li in items), f.covers_note()
+    assert sum(li.count("(variant") for li in items) >= len(notes)
