@@ -33,6 +33,9 @@ def write_csv(df: pd.DataFrame, path: Path) -> None:
     values are empty fields, the header is pandas' (quoted only where a name needs it), values
     are quoted only when one of the file needs it (then every string is), a float prints
     without a trailing ``.0`` (``12`` for 12.0) and booleans as ``True``/``False``."""
+    if len(df.columns) < 2 or not df.columns.is_unique:  # a lone column's missing value would be a blank
+        df.to_csv(path, index=False)                     # line, which readers skip: pandas quotes it
+        return
     import csv
     import io
 

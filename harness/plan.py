@@ -142,6 +142,13 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
         raise PlanError(str(exc)) from None
     for n in names:
         if n not in listed:
+            if workload_names.user_dirs(workloads_dirs):  # a user's folder may hold a broken manifest: say that first
+                from harness.workloads import WorkloadError, discover
+
+                try:
+                    discover(workloads_dirs)
+                except WorkloadError as exc:
+                    raise PlanError(str(exc)) from None
             raise PlanError(f"unknown workload {n!r} (valid: {', '.join(sorted(listed))})")
     wanted = split_names(variant, "--variant")
     keys = list(param_keys)

@@ -33,11 +33,18 @@ class WorkloadError(ValueError):
 
 def user_dirs(given: Iterable[str | Path] | None = None) -> tuple[Path, ...]:
     """The user's workload folders: ``given`` (``--workloads-dir``), else
-    ``$WEBGPU_HARNESS_WORKLOADS`` split on ``os.pathsep``, else none. Resolved paths."""
+    ``$WEBGPU_HARNESS_WORKLOADS`` split on ``os.pathsep``, else none. Resolved paths. Raises
+    :class:`WorkloadError` for one that cannot be resolved (``~nouser/x``)."""
     items = [str(g) for g in given or ()]
     if not items:
         items = [s for s in os.environ.get(WORKLOADS_ENV, "").split(os.pathsep) if s.strip()]
-    return tuple(Path(s).expanduser().resolve() for s in items)
+    out = []
+    for s in items:
+        try:
+            out.append(Path(s).expanduser().resolve())
+        except (RuntimeError, OSError, ValueError) as exc:  # ~nouser, a NUL byte, a loop of links
+            raise WorkloadError(f"workloads folder {s!r} cannot be used (--workloads-dir or ${WORKLOADS_ENV}): {exc}") from None
+    return tuple(out)
 
 
 def folder_manifests(folder: Path) -> list[Path]:
@@ -49,9 +56,15 @@ def folder_manifests(folder: Path) -> list[Path]:
 def user_manifests(folder: Path) -> list[Path]:
     """The manifests of one user folder (:func:`folder_manifests`). Raises :class:`WorkloadError`
     when the folder does not exist or holds none."""
-    if not folder.is_dir():
-        raise WorkloadError(f"workloads folder {folder} does not exist (--workloads-dir or ${WORKLOADS_ENV})")
-    manifests = folder_manifests(folder)
+    try:
+        is_dir, exists = folder.is_dir(), folder.exists()
+        manifests = folder_manifests(folder) if is_dir else []
+    except OSError as exc:  # a name too long, a folder it may not read
+        raise WorkloadError(f"workloads folder {folder} cannot be read (--workloads-dir or ${WORKLOADS_ENV}): "
+                            f"{exc.strerror or exc}") from None
+    if not is_dir:
+        raise WorkloadError(f"workloads folder {folder} {'is not a folder' if exists else 'does not exist'} "
+                            f"(--workloads-dir or ${WORKLOADS_ENV})")
     if not manifests:
         raise WorkloadError(f"workloads folder {folder} holds no manifest.json, neither its own nor in a "
                             "subfolder (format: workloads/README.md)")
@@ -120,7 +133,7 @@ def sketches(wanted: Iterable[str], dirs: Iterable[str | Path] | None = None) ->
     out = []
     for name in wanted:
         paths = found.get(name, [])
-        if len(paths) != 1:
+        if len(paths) != 1 or not paths[0].is_file():  # a FIFO is never opened here
             return None
         try:
             sk = _sketch(json.loads(paths[0].read_text(encoding="utf-8")))

@@ -216,6 +216,8 @@ def count_steps(expr: str, names: dict[str, Any], check_only: bool = False) -> f
 
 
 def _read(manifest: Path) -> Workload:
+    if not manifest.is_file():  # a FIFO or device is never opened (it would wait for ever)
+        raise WorkloadError(f"{manifest}: not a regular file")
     try:
         wl = Workload.model_validate(json.loads(manifest.read_text()))
     except Exception as exc:  # pydantic or JSON error: name the file

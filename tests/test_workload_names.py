@@ -49,3 +49,44 @@ def test_a_user_workload_is_sketched_and_a_malformed_one_is_left_to_its_model(tm
     assert N.sketches(["toy"], [bad]) is None
     with pytest.raises(P.PlanError, match="manifest.json"):  # the model's reading names the file
         P.resolve_workloads(["toy"], None, None, [bad])
+
+
+@pytest.mark.parametrize("folder,said", [("~nouser-xyz/x", "cannot be used"), ("/tmp/" + "a" * 300, "cannot be read")])
+def test_an_unusable_workloads_folder_is_one_line(folder, said):
+    with pytest.raises(P.PlanError, match=said):
+        P.resolve_workloads(["decode-loop"], None, None, [folder])
+
+
+def test_a_file_given_as_workloads_folder_is_said_not_a_folder(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(P.PlanError, match="is not a folder"):
+        P.resolve_workloads(["decode-loop"], None, None, [f])
+
+
+def test_a_fifo_manifest_is_refused_without_waiting(tmp_path):
+    import os
+    import threading
+
+    d = tmp_path / "mine" / "wl"
+    d.mkdir(parents=True)
+    os.mkfifo(d / "manifest.json")
+    result = {}
+
+    def attempt():
+        try:
+            P.resolve_workloads(["wl"], None, None, [tmp_path / "mine"])
+        except P.PlanError as exc:
+            result["error"] = str(exc)
+
+    t = threading.Thread(target=attempt, daemon=True)
+    t.start()
+    t.join(20)
+    assert not t.is_alive(), "reading a FIFO manifest hung"
+    assert "not a regular file" in result.get("error", ""), result
+
+
+def test_a_mistyped_name_beside_a_broken_user_manifest_names_the_broken_manifest(tmp_path):
+    folder = _user(tmp_path, {"name": "other", "variants": {"a": "A"}})
+    with pytest.raises(P.PlanError, match="differs from its folder"):
+        P.resolve_workloads(["nope"], None, None, [folder])

@@ -257,7 +257,8 @@ def line_problem(line: dict[str, Any], raw: bytes | None = None) -> str | None:
     ``raw``, the line's bytes, could hold one: :func:`_may_be_unfaithful`). One line, like
     :func:`check_sample`'s: the first field that is wrong and how."""
     try:
-        _LINE_MODELS.get(line.get("kind"), LineFields).model_validate(line)
+        kind = line.get("kind")
+        (_LINE_MODELS.get(kind, LineFields) if isinstance(kind, str) else LineFields).model_validate(line)
         if raw is not None and not _may_be_unfaithful(raw):
             return None
         return None if _all_finite(line) else _non_finite(line)

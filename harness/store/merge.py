@@ -115,7 +115,7 @@ def merge(dirs: list[Path], out_dir: Path, labels: list[str] | None = None, argv
         try:
             for d, m, label in zip(dirs, manifests, names):
                 try:
-                    samples, bad = scan_samples(d)
+                    samples, bad = scan_samples(d, exact=True)  # copied as written
                 except RunFolderError as exc:
                     raise MergeError(str(exc)) from None
                 settled = settle([c for c in m.get("cells", []) if isinstance(c, dict)], samples, bad)

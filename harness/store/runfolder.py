@@ -110,12 +110,18 @@ def not_a_sample(s: Any, raw: bytes | None = None) -> str | None:
     return line_problem(s, raw)
 
 
+#: Python type of a parsed JSON value → its JSON name.
+_JSON_TYPE = {list: "array", dict: "object", str: "string", bool: "boolean", int: "number", float: "number"}
+
+
 def _shape_problem(s: Any) -> str | None:
     """The checks of :func:`not_a_sample` that come before its kind's model: an object, a step
     with an integer ``step``, every :data:`OBJECT_FIELDS` an object or absent."""
     if not isinstance(s, dict):
-        name = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(type(s), "null")
+        name = _JSON_TYPE.get(type(s), "null")
         return f"a JSON {name}, not an object"
+    if s.get("kind") is not None and not isinstance(s["kind"], str):
+        return f"kind is a JSON {_JSON_TYPE.get(type(s['kind']), 'value')}, not a string"
     if s.get("kind") == "step" and (not isinstance(s.get("step"), int) or isinstance(s.get("step"), bool)):
         return "a step without an integer step"
     for k in OBJECT_FIELDS:  # the common case, every field an object or absent, without building a list
@@ -168,11 +174,13 @@ def _lines(fh, may_be_unfaithful) -> Any:
             yield i, raw, faithful
 
 
-def scan_samples(run_dir: Path) -> tuple[list[dict[str, Any]], list[BadLine]]:
+def scan_samples(run_dir: Path, exact: bool = False) -> tuple[list[dict[str, Any]], list[BadLine]]:
     """Every sample of ``samples.jsonl`` in file order, and the lines that are not one (torn by a
     crash mid-write, bytes that are not UTF-8, an edited line, JSON nested too deeply:
     :func:`not_a_sample`). Empty when the file is missing; :class:`RunFolderError` when it is not
-    a regular file."""
+    a regular file. ``exact``: every sample as
+    its line holds it (``from_json``: its key order, ``46`` not ``46.0`` in a float field), for a
+    copy (``merge``); otherwise a line that passes the one-pass check is its validated dict."""
     out: list[dict[str, Any]] = []
     bad: list[BadLine] = []
     path = Path(run_dir) / "samples.jsonl"
@@ -191,6 +199,8 @@ def scan_samples(run_dir: Path) -> tuple[list[dict[str, Any]], list[BadLine]]:
             s = fast_line(raw, faithful)
             if s is not None:
                 why = _shape_problem(s)
+                if exact and why is None:
+                    s = from_json(raw, cache_strings="keys")
             else:
                 try:
                     s = from_json(raw, cache_strings="keys")  # pydantic's parser: json.loads' values, ~2× faster

@@ -39,6 +39,10 @@ def test_awkward_values_read_back_the_same(tmp_path):
     arrow, pandas, text = _both(df, tmp_path)
     pd.testing.assert_frame_equal(arrow, pandas, check_dtype=False)
     assert '"y,z"' in text and "True" in text and "1099511627776" in text
+    lone = pd.DataFrame({"a": [1.0, None, 3.5]})  # a lone column's missing value is not a blank line
+    arrow, pandas, _ = _both(lone, tmp_path)
+    assert len(arrow) == 3
+    pd.testing.assert_frame_equal(arrow, pandas, check_dtype=False)
     empty = pd.DataFrame(columns=["cell", "step"])
     arrow, pandas, text = _both(empty, tmp_path)
     assert text == "cell,step\n" and list(arrow.columns) == ["cell", "step"] and len(arrow) == 0

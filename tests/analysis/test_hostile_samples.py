@@ -133,3 +133,21 @@ def test_a_manifest_emptied_of_its_cells_is_one_line_exit_2(tmp_path):
         assert r.exit_code == 2 and len(lines) == 1, (r.exit_code, r.stderr)
         assert "lists no cells but samples.jsonl holds samples of cell" in lines[0]
     assert not (d / "report.html").exists()
+
+
+@pytest.mark.parametrize("kind", [["step"], {"a": 1}, 7, None])
+def test_a_kind_that_is_not_a_string_is_a_named_bad_line_never_a_traceback(tmp_path, kind):
+    """An adversary's line ``{"kind": ["step"], …}`` crashed report, compare and merge with
+    ``unhashable type: 'list'`` (looking its model up by kind)."""
+    d = _copy(tmp_path)
+    lines = (d / "samples.jsonl").read_text().splitlines()
+    cell = json.loads(lines[40])["cell"]
+    lines.insert(40, json.dumps({"kind": kind, "cell": cell, "seq": 10**6}))
+    (d / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    samples, bad = scan_samples(d)
+    if kind is None:  # "kind": null is a line without a kind (as before): kept, ignored by the tables
+        assert bad == []
+    else:
+        said = {list: "array", dict: "object", int: "number"}[type(kind)]
+        assert [(b.line, b.why) for b in bad] == [(41, f"kind is a JSON {said}, not a string")]
+    _no_traceback(tmp_path, d)
