@@ -1,5 +1,6 @@
 """How fast a bad option is answered: wall and CPU time of ``python -m harness <command> <bad
-option>`` until it exits 2 with its one line, for every command (issue 19, item 3: ≤ 0.3 s).
+option>`` until it exits 2 with its one line, for every command and for the names checked
+against the workloads' manifests (variant, profile, ``--param`` key) (issue 19, item 3: ≤ 0.3 s).
 
 Each case is started as a new process ``ROUNDS`` times; its wall time (``time.perf_counter``
 around the process) and its CPU time (user + system, ``resource.getrusage(RUSAGE_CHILDREN)``
@@ -41,6 +42,9 @@ CASES = (
     ("run --tokens 0", ["run", "--tokens", "0", "-o", "{tmp}/r"]),
     ("run --workload nope", ["run", "--workload", "nope", "-o", "{tmp}/r"]),
     ("run --param oops", ["run", "--param", "oops", "-o", "{tmp}/r"]),
+    ("run --param oops=1 (a key)", ["run", "--param", "oops=1", "-o", "{tmp}/r"]),
+    ("run --variant nope", ["run", "-w", "decode-loop", "--variant", "nope", "-o", "{tmp}/r"]),
+    ("run --profile nope", ["run", "--profile", "nope", "-o", "{tmp}/r"]),
     ("app --steps 0", ["app", "http://127.0.0.1:9/", "--steps", "0", "-o", "{tmp}/r"]),
     ("serve --tokens 0", ["serve", "--tokens", "0", "-o", "{tmp}/r"]),
     ("report (not a run folder)", ["report", "{tmp}/none"]),
