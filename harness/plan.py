@@ -597,9 +597,12 @@ def resolve_cells(*, workload: Iterable[str] | None, variant: Iterable[str] | No
             raise PlanError(f"{option} must be >= 0 (got {v})")
     budget_bytes = parse_memory_budget(memory_budget)
     raw = parse_key_values(param, "--param")
-    for text in raw.values():  # NaN/infinity said before the keys are (a sweep's values are checked one by one later)
+    for key, text in raw.items():  # NaN/infinity said before the keys are (a sweep's values are checked one by one later)
         if "," not in text:
-            guess_scalar(text)
+            try:
+                guess_scalar(text)
+            except PlanError as exc:
+                raise PlanError(f"--param {key}={text}: {str(exc).split(': ', 1)[-1]}") from None
     wls, variants, profiles = resolve_workloads(workload, variant, profile, workloads_dir, raw)
     single, sweeps = resolve_sweeps(raw, wls, profiles)
     recorded = {k: guess_scalar(v) for k, v in single.items()}  # NaN/infinity are never a value
