@@ -42,11 +42,11 @@ def write_csv(df: pd.DataFrame, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.csv as pc
 
-    table = pa.table({str(c): _csv_column(df[c]) for c in df.columns}) if len(df.columns) else None
+    table = pa.table({str(c): _csv_column(df[c]) for c in df.columns})
     head = io.StringIO()
     csv.writer(head, lineterminator="\n").writerow([str(c) for c in df.columns])
     body = io.BytesIO()
-    if table is not None and table.num_rows:
+    if table.num_rows:
         try:
             pc.write_csv(table, body, pc.WriteOptions(include_header=False, quoting_style="none"))
         except pa.ArrowInvalid:  # a value holds a comma, quote or line break: quote the strings

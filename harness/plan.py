@@ -137,7 +137,7 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
 
     names = split_names(workload, "--workload") or DEFAULT_WORKLOADS
     try:  # the names from the folders first: a mistyped name is answered before pydantic loads
-        listed = workload_names.names(workloads_dirs)
+        listed = workload_names.manifests(workloads_dirs)
     except workload_names.WorkloadError as exc:
         raise PlanError(str(exc)) from None
     for n in names:
@@ -152,7 +152,7 @@ def resolve_workloads(workload: Iterable[str] | None, variant: Iterable[str] | N
             raise PlanError(f"unknown workload {n!r} (valid: {', '.join(sorted(listed))})")
     wanted = split_names(variant, "--variant")
     keys = list(param_keys)
-    sketched = workload_names.sketches(names, workloads_dirs)
+    sketched = workload_names.sketches(names, listed)
     if sketched is not None:  # the same checks on the manifests' JSON
         check_param_keys(keys, sketched, _choose(sketched, wanted, profile)[1])
     from harness.workloads import WorkloadError, discover
@@ -249,8 +249,7 @@ def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str,
 
     out: dict[str, dict[str, Any]] = {wl.name: {} for wl in wls}
     for key, text in raw.items():
-        check_param_keys([key], [], {}) if key in RESERVED_PARAMS else None  # reserved: said as check_param_keys says it
-        applied = False
+        check_param_keys([key], wls, profiles)  # reserved, or no selected workload's: raises
         for wl in wls:
             dims = wl.profiles.get(profiles.get(wl.name) or "", {})
             if key in wl.parameters:
@@ -258,7 +257,6 @@ def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str,
                     out[wl.name][key] = wl.parameters[key].coerce(text, f"--param {key}")
                 except ParameterError as exc:
                     raise PlanError(f"{exc} for workload {wl.name}") from None
-                applied = True
             elif key in dims:
                 value = guess_scalar(text)
                 whole = isinstance(dims[key], int) and not isinstance(dims[key], bool)
@@ -268,9 +266,6 @@ def resolve_params(raw: dict[str, str], wls: list[Workload], profiles: dict[str,
                                     f"from 0 to {MAX_DIMENSION:,} (a dimension of profile {profiles[wl.name]} of "
                                     f"{wl.name}, {dims[key]!r} there)")
                 out[wl.name][key] = value
-                applied = True
-        if not applied:
-            raise _unknown_param(key, wls, profiles)
     return out
 
 

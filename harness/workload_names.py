@@ -71,14 +71,23 @@ def user_manifests(folder: Path) -> list[Path]:
     return manifests
 
 
-def names(dirs: Iterable[str | Path] | None = None) -> set[str]:
-    """The name of every workload, built-in and of the user's folders (:func:`user_dirs`), read
-    from the folders only (no manifest is parsed). Raises :class:`WorkloadError` for a user folder
-    that does not exist or holds no manifest."""
-    found = {m.parent.name for m in sorted(WORKLOADS_DIR.glob("*/manifest.json"))}
+def manifests(dirs: Iterable[str | Path] | None = None) -> dict[str, list[Path]]:
+    """Workload name → its manifest.json paths (more than one: defined twice), built-in first,
+    then the user's folders (:func:`user_dirs`), read from the folders only (no manifest is
+    parsed). Raises :class:`WorkloadError` for a user folder that cannot be used or holds no
+    manifest."""
+    found: dict[str, list[Path]] = {}
+    for m in sorted(WORKLOADS_DIR.glob("*/manifest.json")):
+        found.setdefault(m.parent.name, []).append(m)
     for folder in user_dirs(dirs):
-        found.update(m.parent.name for m in user_manifests(folder))
+        for m in user_manifests(folder):
+            found.setdefault(m.parent.name, []).append(m)
     return found
+
+
+def names(dirs: Iterable[str | Path] | None = None) -> set[str]:
+    """The name of every workload (:func:`manifests`). Raises :class:`WorkloadError` as it does."""
+    return set(manifests(dirs))
 
 
 @dataclass
@@ -117,19 +126,10 @@ def _sketch(doc: Any) -> Sketch | None:
                    for k, v in params.items()})
 
 
-def sketches(wanted: Iterable[str], dirs: Iterable[str | Path] | None = None) -> list[Sketch] | None:
-    """A :class:`Sketch` of each of the ``wanted`` workloads (names :func:`names` lists), in
-    order; None when one is defined twice or its manifest cannot be read as one (discovery then
-    says why). Never raises."""
-    found: dict[str, list[Path]] = {}
-    try:
-        for m in sorted(WORKLOADS_DIR.glob("*/manifest.json")):
-            found.setdefault(m.parent.name, []).append(m)
-        for folder in user_dirs(dirs):
-            for m in user_manifests(folder):
-                found.setdefault(m.parent.name, []).append(m)
-    except (WorkloadError, OSError):
-        return None
+def sketches(wanted: Iterable[str], found: dict[str, list[Path]]) -> list[Sketch] | None:
+    """A :class:`Sketch` of each of the ``wanted`` workloads of ``found`` (:func:`manifests`), in
+    order; None when one is missing or defined twice or its manifest cannot be read as one
+    (discovery then says why). Never raises."""
     out = []
     for name in wanted:
         paths = found.get(name, [])

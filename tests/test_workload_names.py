@@ -17,7 +17,7 @@ from harness.workloads import discover
 def test_every_builtin_workload_sketches_as_its_model_reads():
     models = discover()
     assert N.names() == set(models) and len(models) >= 6
-    sketches = N.sketches(sorted(models))
+    sketches = N.sketches(sorted(models), N.manifests())
     assert sketches is not None
     for sk in sketches:
         wl = models[sk.name]
@@ -37,7 +37,7 @@ def _user(tmp_path, doc):
 
 def test_a_user_workload_is_sketched_and_a_malformed_one_is_left_to_its_model(tmp_path):
     folder = _user(tmp_path, {"name": "toy", "variants": {"a": "A"}, "parameters": {"k": 1, "t": {"type": "int", "testing": True}}})
-    (sk,) = N.sketches(["toy"], [folder])
+    (sk,) = N.sketches(["toy"], N.manifests([folder]))
     assert list(sk.variants) == ["a"] and not sk.parameters["k"].testing and sk.parameters["t"].testing
     with pytest.raises(P.PlanError, match="unknown variant 'b'"):
         P.resolve_workloads(["toy"], ["b"], None, [folder])
@@ -46,7 +46,7 @@ def test_a_user_workload_is_sketched_and_a_malformed_one_is_left_to_its_model(tm
     wls, variants, _ = P.resolve_workloads(["toy"], None, None, [folder], ["k"])
     assert variants == {"toy": ["a"]}
     bad = _user(tmp_path / "2", "{not json")
-    assert N.sketches(["toy"], [bad]) is None
+    assert N.sketches(["toy"], N.manifests([bad])) is None
     with pytest.raises(P.PlanError, match="manifest.json"):  # the model's reading names the file
         P.resolve_workloads(["toy"], None, None, [bad])
 

@@ -20,7 +20,8 @@ from rich.table import Table
 
 from harness import plan as P
 from harness.cli.common import bad_input, console, err, require_measure_extra, say, version_line
-from harness.workload_names import WorkloadError, user_dirs, user_manifests
+from harness import workload_names
+from harness.workload_names import WorkloadError, user_dirs
 
 
 #: Tokens of the bundle's run (issue 21: "a 32-token run of the default suite on every local browser").
@@ -48,8 +49,7 @@ def doctor(
         except TargetError as exc:
             raise P.PlanError(str(exc)) from None
         try:
-            for folder in user_dirs(workloads_dir):  # a missing folder before pydantic loads (harness/workload_names.py)
-                user_manifests(folder)
+            workload_names.manifests(workloads_dir)  # a missing folder before pydantic loads
             from harness.workloads import discover
 
             wls = discover(workloads_dir)

@@ -64,12 +64,6 @@ class RunEntry:
     problem: str | None = None
 
 
-def _read_json(p: Path) -> dict:
-    """:func:`harness.store.runfolder.read_json_object` (a ValueError, one line, for a FIFO, a
-    device, bad or too deeply nested JSON, or JSON that is not an object)."""
-    return read_json_object(p)
-
-
 def _headline(metrics: dict) -> dict[str, dict]:
     out = {}
     for label, metric in HEADLINE:
@@ -95,7 +89,7 @@ def read_run(d: Path) -> RunEntry:
 
 def _read_run(d: Path, e: RunEntry) -> RunEntry:
     try:
-        m = _read_json(d / "manifest.json")
+        m = read_json_object(d / "manifest.json")
     except (OSError, ValueError) as exc:
         e.problem = f"manifest.json unreadable: {type(exc).__name__}: {str(exc)[:120]}"
         return e
@@ -111,7 +105,7 @@ def _read_run(d: Path, e: RunEntry) -> RunEntry:
         e.problem = f"not analysed (no stats.json): webgpu-harness report {d}"
         return e
     try:
-        s = _read_json(stats_path)
+        s = read_json_object(stats_path)
     except (OSError, ValueError) as exc:
         e.problem = f"stats.json unreadable: {type(exc).__name__}: {str(exc)[:120]}"
         return e
@@ -134,7 +128,7 @@ def _read_run(d: Path, e: RunEntry) -> RunEntry:
 def read_compare(d: Path) -> dict | None:
     """A comparison folder: ``{name, path, a, b, significant, matches, has_html}`` or None."""
     try:
-        c = _read_json(d / "compare.json")
+        c = read_json_object(d / "compare.json")
         return {"name": d.name, "path": d, "a": (c.get("a") or {}).get("name"), "b": (c.get("b") or {}).get("name"),
                 "significant": c.get("significant"), "matches": len(c.get("matches") or []),
                 "has_html": (d / "compare.html").exists()}

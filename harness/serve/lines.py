@@ -165,12 +165,9 @@ _FAST_KINDS = {k.encode(): k for k in _LINE_MODELS}
 
 @functools.lru_cache(maxsize=None)
 def _fast_validator(kind: str) -> Any:
-    """pydantic-core's validator of one line's JSON of ``kind`` (:func:`_as_typed_dict`), or None
-    for a kind without a model of its own (checked by :class:`LineFields` alone, on the full path)."""
-    model = _LINE_MODELS.get(kind)
-    if model is None:
-        return None
-    return TypeAdapter(_as_typed_dict(model, None if kind in _POSTED else kind)).validator
+    """pydantic-core's validator of one line's JSON of ``kind``, one of :data:`_LINE_MODELS`
+    (:func:`_as_typed_dict`)."""
+    return TypeAdapter(_as_typed_dict(_LINE_MODELS[kind], None if kind in _POSTED else kind)).validator
 
 
 def fast_line(raw: bytes, faithful: bool = False) -> dict[str, Any] | None:
@@ -178,9 +175,9 @@ def fast_line(raw: bytes, faithful: bool = False) -> dict[str, Any] | None:
     it passes everything :func:`line_problem` checks (its kind's model and the fields the harness
     adds); else None, and the caller takes the full path (``from_json`` then :func:`line_problem`),
     which says why. None too for a kind without a model of its own, and for a line whose bytes
-    could hold NaN, Infinity or an integer beyond 2^53 (:func:`_may_be_unfaithful`: walked on the
+    could hold NaN, Infinity or an integer beyond 2^53 (:func:`may_be_unfaithful`: walked on the
     full path). ``faithful``: the caller found none in a block of lines holding this one
-    (:func:`may_be_unfaithful`, once for the block), so the line is not searched again."""
+    (:func:`may_be_unfaithful` of the block), so the line is not searched again."""
     j = raw.find(b'"kind":"')  # compact JSON, as the store writes it; else the pattern
     if j >= 0:
         kind = raw[j + 8:raw.find(b'"', j + 8)]
@@ -188,11 +185,10 @@ def fast_line(raw: bytes, faithful: bool = False) -> dict[str, Any] | None:
         m = _KIND.search(raw)
         kind = m.group(1) if m else b""
     name = _FAST_KINDS.get(kind)  # any other kind (or damage) takes the full path
-    validator = _fast_validator(name) if name is not None else None
-    if validator is None or (not faithful and _may_be_unfaithful(raw)):  # a number to walk: on the parsed values, not
-        return None                                    # the validated ones (2^53 + 1 in a float field is a float there)
+    if name is None or (not faithful and may_be_unfaithful(raw)):  # a number to walk: on the parsed values, not
+        return None                                                 # the validated ones (2^53 + 1 in a float field is a float there)
     try:
-        return validator.validate_json(raw)
+        return _fast_validator(name).validate_json(raw)
     except (ValueError, RecursionError):  # ValidationError is a ValueError
         return None
 
@@ -226,22 +222,17 @@ def _all_finite(value: Any) -> bool:
     return True
 
 
-#: ``bytes.translate`` table of :func:`_may_be_unfaithful`: digits → ``0``, ``.`` kept, ``e``/``E`` →
+#: ``bytes.translate`` table of :func:`may_be_unfaithful`: digits → ``0``, ``.`` kept, ``e``/``E`` →
 #: ``e``, every other byte → a space (``+``/``-`` are deleted), so integer parts and exponents stand out.
 _SHAPE = bytes(48 if 48 <= i <= 57 else 46 if i == 46 else 101 if i in (69, 101) else 32 for i in range(256))
 
 
 def may_be_unfaithful(raw: bytes) -> bool:
-    """:func:`_may_be_unfaithful` of bytes holding one line or many (every byte is mapped alone
-    and a line break maps to a space, so a block without a match has no line with one)."""
-    return _may_be_unfaithful(raw)
-
-
-def _may_be_unfaithful(raw: bytes) -> bool:
     """Whether a line's bytes could hold a number JSON cannot carry faithfully: the tokens NaN or
     Infinity, an integer part of 16 digits or more (2^53 has 16), or an exponent of 3 digits or
     more (1e400 parses as Infinity). Cheap (C-level translate and search); a line without any is
-    not walked value by value (:func:`_all_finite`)."""
+    not walked value by value (:func:`_all_finite`). ``raw`` may hold many lines: every byte is
+    mapped alone and a line break maps to a space, so a block without a match has no line with one."""
     if b"NaN" in raw or b"Infinity" in raw:
         return True
     shape = raw.translate(_SHAPE, b"+-")
@@ -254,12 +245,12 @@ def line_problem(line: dict[str, Any], raw: bytes | None = None) -> str | None:
     (as :func:`check_sample` / :func:`check_injected` did on the wire), a harness record
     (``process_memory``…) against its record model, the fields the harness adds against
     :class:`LineFields`, and every value for NaN/Infinity or an integer beyond 2^53 (where
-    ``raw``, the line's bytes, could hold one: :func:`_may_be_unfaithful`). One line, like
+    ``raw``, the line's bytes, could hold one: :func:`may_be_unfaithful`). One line, like
     :func:`check_sample`'s: the first field that is wrong and how."""
     try:
         kind = line.get("kind")
         (_LINE_MODELS.get(kind, LineFields) if isinstance(kind, str) else LineFields).model_validate(line)
-        if raw is not None and not _may_be_unfaithful(raw):
+        if raw is not None and not may_be_unfaithful(raw):
             return None
         return None if _all_finite(line) else _non_finite(line)
     except ValidationError as exc:

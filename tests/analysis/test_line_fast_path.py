@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pydantic_core import from_json
 
-from harness.serve.lines import _LINE_MODELS, _may_be_unfaithful, fast_line
+from harness.serve.lines import _LINE_MODELS, may_be_unfaithful, fast_line
 from harness.store.runfolder import _shape_problem, not_a_sample
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -61,7 +61,7 @@ def test_every_recorded_line_takes_the_fast_path_with_the_same_values():
             kinds_seen.add(fast["kind"])
             assert why is None and _shape_problem(fast) is None or why is not None and _shape_problem(fast) is not None, raw[:300]
             assert _same(fast, full), raw[:300]
-        elif why is None and isinstance(full, dict) and full.get("kind") in _LINE_MODELS and not _may_be_unfaithful(raw):
+        elif why is None and isinstance(full, dict) and full.get("kind") in _LINE_MODELS and not may_be_unfaithful(raw):
             pytest.fail(f"a good line of kind {full.get('kind')} missed the fast path: {raw[:300]!r}")
     # the fast path carries the kinds real runs are made of, and most of their lines
     assert {"step", "process_memory", "env", "done", "cell_status"} <= kinds_seen, kinds_seen
