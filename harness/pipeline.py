@@ -27,6 +27,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from harness import gc_pause
 from harness import stats as S
 from harness import tables as T
 from harness.placement import after_last_step_notes, measurement_notes
@@ -88,6 +89,7 @@ class Analysis:
         return B.failed(self.budgets)
 
 
+@gc_pause.paused()  # the samples' millions of dicts, walked by each full collection: harness/gc_pause.py
 def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | None = None,
             out_dir: Path | None = None, warmup: int = S.DEFAULT_WARMUP) -> Analysis:
     """Read ``run_dir`` and derive tables, statistics, workload numbers and budget verdicts.
@@ -156,6 +158,7 @@ def chart_bundle() -> Path | None:
         return None
 
 
+@gc_pause.paused()
 def write(analysis: Analysis) -> dict[str, Path]:
     """Write every file of ``analysis`` into its ``out_dir``, each once, in the order tables →
     stats → verdicts → report (:data:`RUN_FILES`, or :data:`COMPARE_FILES` for a comparison).

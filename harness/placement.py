@@ -109,19 +109,23 @@ class CellClock:
         return f"{kind} {base}" if base and names.count(base) == 1 else self.realm_label(realm)
 
 
-def place_steps(step_rows: list[dict], clocks: dict[str, CellClock]) -> dict[str, TL.Spans]:
-    """Fill each step row's ``end_s`` (the step's end on the run clock, from its sender's clock
-    fit) and return each cell's step spans (harness/store/timeline.py)."""
+def place_steps(cells: list[str], steps: list[int], senders: list[str], t_ms: list[float | None],
+                wall_ms: list[float | None], clocks: dict[str, CellClock]) -> tuple[list[float | None], dict[str, TL.Spans]]:
+    """Each step's end on the run clock (steps.csv ``end_s``, s; None without a clock fit of its
+    sender) from the steps' cells, numbers, senders (:func:`sender`), ``t_ms`` and ``wall_ms``
+    (parallel lists, one entry per step sample), and each cell's step spans
+    (harness/store/timeline.py)."""
     by_cell: dict[str, list] = {}
-    for row in step_rows:
-        sender, t_ms = row.pop("_sender", ""), row.pop("_t_ms", None)
-        clock = clocks.get(row["cell"])
-        fit = clock.fit(sender) if clock is not None and t_ms is not None else None
-        row["end_s"] = round(fit.run_s(float(t_ms)), 6) if fit is not None else None
+    ends: list[float | None] = []
+    for cell, step, who, t, wall in zip(cells, steps, senders, t_ms, wall_ms):
+        clock = clocks.get(cell)
+        fit = clock.fit(who) if clock is not None and t is not None else None
+        end = round(fit.run_s(float(t)), 6) if fit is not None else None
+        ends.append(end)
         if fit is not None:
-            clock.step_senders.add(sender)
-            by_cell.setdefault(row["cell"], []).append((row["step"], row["end_s"], row.get("wall_ms")))
-    return {c: TL.spans(v) for c, v in by_cell.items()}
+            clock.step_senders.add(who)
+            by_cell.setdefault(cell, []).append((step, end, wall))
+    return ends, {c: TL.spans(v) for c, v in by_cell.items()}
 
 
 def place_memory(memory: pd.DataFrame, spans: dict[str, TL.Spans]) -> None:

@@ -7,8 +7,6 @@ Columns are a stable interface (RESULTS.md). Per-token medians use tokens after 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,17 +22,12 @@ from harness.placement import CellClock, attribute_realms, clock_columns, place_
 from harness.store import catalog
 from harness.store.runfolder import read_manifest, scan_samples
 from harness.store.settle import settle
+from harness.step_columns import CELL_KEYS, EMULATION_COLUMNS, step_columns  # noqa: F401 (re-exported)
 
 #: Probe counter name → steps.csv column, in column order (web/probes/catalog.js).
 COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}
 #: Live-object columns (web/probes/catalog.js).
 LIVE_COLUMNS = [k.name for k in catalog.live_keys()]
-#: Columns from the emulated WebGPU's ledger (web/emulation/memory-model.js); empty when real.
-EMULATION_COLUMNS = ["modeled_native_bytes", "native_bind_groups_live", "native_bind_groups_released",
-                     "modeled_bytes_per_compute_bind_group", "modeled_buffer_bytes", "buffer_contents_js_bytes",
-                     # failure modes (web/emulation/README.md): cumulative, modeled
-                     "out_of_memory_errors", "command_buffers_rejected", "dispatches_dropped"]
-CELL_KEYS = ["cell", "browser", "workload", "variant", "profile", "repetition"]
 STEP_COLUMNS = CELL_KEYS + ["step", "token", "logits_hash", "cpu_ms", "wall_ms", "received_s",
                             *COUNTER_COLUMNS.values(), *LIVE_COLUMNS, *EMULATION_COLUMNS, "end_s"]
 #: memory.csv: ``step``/``step_pos`` place each sample on the measured realm's step timeline by
@@ -86,24 +79,12 @@ class Tables:
 
 
 
-@functools.lru_cache(maxsize=4096)
-def _snake(name: str) -> str:
-    """``sizeBytes`` → ``size_bytes`` (an extra key, once per distinct key: a run repeats them per step)."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-@functools.lru_cache(maxsize=4096)
-def _extra_column(name: str) -> str:
-    """A step's ``extra`` key → its steps.csv column: ``sizeBytes`` → ``extra_size_bytes``."""
-    return f"extra_{_snake(name)}"
-
-
 def build(run_dir: Path) -> Tables:
     """Read ``manifest.json`` and ``samples.jsonl`` of ``run_dir`` into :class:`Tables`."""
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
     cells = {c["cell"]: c for c in manifest.get("cells", [])}
-    step_rows, mem_rows, event_rows, gc_rows, buffer_rows = [], [], [], [], []
+    mem_rows, event_rows, gc_rows, buffer_rows = [], [], [], []
     env: dict[str, dict] = {}
     results: dict[str, dict] = {}
     samples, bad = scan_samples(run_dir)
@@ -113,13 +94,17 @@ def build(run_dir: Path) -> Tables:
     settled = settle(manifest.get("cells", []), samples, bad)
     clocks: dict[str, CellClock] = {}
     keys_of: dict = {}  # cell id → its CELL_KEYS values, made once per cell
+    own_steps: list[dict] = []  # the step samples of steps.csv, in file order; their cells' keys beside them
+    own_keys: list[dict] = []
     for s in samples:
         cell = cells.get(s.get("cell"), {})
         keys = keys_of.get(s.get("cell"))
         if keys is None:
             keys = keys_of.setdefault(s.get("cell"), {k: cell.get(k) for k in CELL_KEYS})
         kind = s.get("kind")
-        clock = clocks.setdefault(keys["cell"], CellClock())
+        clock = clocks.get(keys["cell"])
+        if clock is None:
+            clock = clocks[keys["cell"]] = CellClock()
         clock.see(s)
         if cell.get("realm") and kind in ("step", "env", "open_step") and s.get("realm") != cell["realm"]:
             # an app cell: steps.csv holds its measured realm's steps; other realms' calls are
@@ -131,23 +116,10 @@ def build(run_dir: Path) -> Tables:
             clock.own_open.append(s)
             continue
         if kind == "step":
-            row = {**keys, "step": s["step"], "token": s.get("token"), "logits_hash": s.get("logits_hash"),
-                   "cpu_ms": s.get("cpu_ms"), "wall_ms": s.get("wall_ms"), "received_s": s.get("received_s"),
-                   "_sender": sender(s), "_t_ms": s.get("t_ms")}
-            # counters/live are null when the probes were off (--no-probes): left empty, not 0
-            counters = s.get("counters") or {}
-            try:  # every key a catalog counter (the usual case): renamed in one pass
-                row.update(zip(map(COUNTER_COLUMNS.__getitem__, counters), counters.values()))
-            except KeyError:  # a sender with counters this harness does not know: those left out
-                row.update({COUNTER_COLUMNS[k]: v for k, v in counters.items() if k in COUNTER_COLUMNS})
-            row.update(s.get("live") or {})
-            if s.get("emulation"):
-                row.update({k: v for k, v in s["emulation"].items() if k in EMULATION_COLUMNS})
-            extra = s.get("extra")
-            if extra:
-                row.update(zip(map(_extra_column, extra), extra.values()))
-            step_rows.append(row)
-            buffer_rows.extend(counter_tables.buffer_rows(keys["cell"], s))
+            own_steps.append(s)
+            own_keys.append(keys)
+            if s.get("created_buffers"):
+                buffer_rows.extend(counter_tables.buffer_rows(keys["cell"], s))
         elif kind in ("process_memory", "worker_heap"):
             if kind == "process_memory" and not s.get("rss_bytes"):
                 continue  # RSS 0: an exiting or zombie process (older runs recorded them), not a sample
@@ -186,8 +158,10 @@ def build(run_dir: Path) -> Tables:
     for c in manifest.get("cells", []):  # what made the measurement partial, as events too
         for w in c.get("warnings") or []:
             event_rows.append({"cell": c["cell"], "kind": "warning", "received_s": None, "message": w, "detail": ""})
-    spans = place_steps(step_rows, clocks)
-    steps = pd.DataFrame(step_rows)
+    columns = step_columns(own_steps, own_keys)
+    columns["end_s"], spans = place_steps(columns["cell"], columns["step"], [sender(s) for s in own_steps],
+                                          [s.get("t_ms") for s in own_steps], columns["wall_ms"], clocks)
+    steps = pd.DataFrame(columns) if own_steps else pd.DataFrame([])
     for col in STEP_COLUMNS:
         if col not in steps:
             steps[col] = pd.Series(dtype="float64")
