@@ -22,7 +22,7 @@ from harness.placement import CellClock, attribute_realms, clock_columns, place_
 from harness.store import catalog
 from harness.store.runfolder import read_manifest, scan_samples
 from harness.store.settle import settle
-from harness.step_columns import CELL_KEYS, EMULATION_COLUMNS, step_columns  # noqa: F401 (re-exported)
+from harness.step_columns import CELL_KEYS, EMULATION_COLUMNS, as_arrays, step_columns  # noqa: F401 (re-exported)
 
 #: Probe counter name → steps.csv column, in column order (web/probes/catalog.js).
 COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}
@@ -161,7 +161,7 @@ def build(run_dir: Path) -> Tables:
     columns = step_columns(own_steps, own_keys)
     columns["end_s"], spans = place_steps(columns["cell"], columns["step"], [sender(s) for s in own_steps],
                                           [s.get("t_ms") for s in own_steps], columns["wall_ms"], clocks)
-    steps = pd.DataFrame(columns) if own_steps else pd.DataFrame([])
+    steps = pd.DataFrame(as_arrays(columns)) if own_steps else pd.DataFrame([])
     for col in STEP_COLUMNS:
         if col not in steps:
             steps[col] = pd.Series(dtype="float64")

@@ -13,6 +13,7 @@ trace's hover text and ``meta``, and once for the whole report in its legend key
 
 from __future__ import annotations
 
+import functools
 import json
 
 import plotly.graph_objects as go
@@ -26,19 +27,33 @@ COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
 #: Legend above the plot, in rows, small: it never squeezes the plot or runs past the page.
 LEGEND_TOP = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0, "font": {"size": 11},
               "groupclick": "togglegroup"}
-_LAYOUT = {"template": "plotly_white", "legend": LEGEND_TOP, "margin": {"t": 90, "r": 20, "l": 60, "b": 50},
+#: The template of every chart (put in by :func:`fig_dict`, not set through plotly's layout).
+TEMPLATE = "plotly_white"
+_LAYOUT = {"legend": LEGEND_TOP, "margin": {"t": 90, "r": 20, "l": 60, "b": 50},
            "hoverlabel": {"namelength": -1}}
 
 
-def fig_dict(fig: go.Figure, points: dict[int, tuple[list, list]] | None = None) -> dict:
+def fig_dict(fig: go.Figure, points: dict[int, tuple[list, list]] | None = None,
+             template: str | None = TEMPLATE) -> dict:
     """A figure as the JSON-ready dict the page hands to ``Plotly.newPlot``. ``points``: trace
     index → ``(x, y)`` lists (harness/report/reduce.py, JSON-ready numbers) put into those traces
     afterwards: a trace is validated by plotly without its points (checking and encoding each
-    of thousands of points was most of a long run's chart time), the dict is the same."""
+    of thousands of points was most of a long run's chart time), the dict is the same.
+    ``template``: the plotly template put into the layout, as plotly writes it (:func:`_template`;
+    setting it through ``update_layout`` copied and validated the whole template for every
+    chart, 25 ms each); None keeps the figure's own."""
     d = json.loads(fig.to_json())
     for i, (x, y) in (points or {}).items():
         d["data"][i]["x"], d["data"][i]["y"] = x, y
+    if template is not None:
+        d["layout"]["template"] = json.loads(_template(template))
     return d
+
+
+@functools.lru_cache(maxsize=4)
+def _template(name: str) -> str:
+    """The JSON plotly writes for the layout template ``name`` (``plotly_white``), made once."""
+    return json.dumps(json.loads(go.Figure(layout={"template": name}).to_json())["layout"]["template"])
 
 
 def rgba(color: str, alpha: float) -> str:
@@ -215,7 +230,7 @@ def collection_marks(tables, events: dict) -> list[dict]:
             out.append(fig_dict(go.Figure(go.Scatter(
                 x=[], y=[], mode="markers",
                 marker={"symbol": symbol, "size": 8, "color": "#b3261e"}, name=f"{what} — {cell}",
-                meta={"cell": cell, "marks": kind})), {0: (toks, [float(wall[t]) for t in toks])})["data"][0])
+                meta={"cell": cell, "marks": kind})), {0: (toks, [float(wall[t]) for t in toks])}, None)["data"][0])
     return out
 
 

@@ -193,6 +193,37 @@ def fast_line(raw: bytes, faithful: bool = False) -> dict[str, Any] | None:
         return None
 
 
+def _object_or_null(tp: Any) -> bool:
+    """Whether a field of type ``tp`` can only hold an object (a model, a TypedDict, a dict) or null."""
+    if typing.get_origin(tp) is Annotated:
+        return _object_or_null(typing.get_args(tp)[0])
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        return all(a is type(None) or _object_or_null(a) for a in typing.get_args(tp))
+    return tp is dict or typing.get_origin(tp) is dict or isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def kinds_held_to_objects(fields: tuple[str, ...]) -> frozenset[str]:
+    """The kinds whose line model (:data:`_LINE_MODELS`) forbids keys it does not declare and
+    declares each of ``fields`` it has as an object or null, and, for ``step``, a strict integer
+    ``step``: a line of such a kind that :func:`fast_line` passed has every one of ``fields`` an
+    object or absent, so harness/store/runfolder.py need not look again (a tenth of the time of
+    reading a run)."""
+    out = set()
+    for kind, model in _LINE_MODELS.items():
+        if model.model_config.get("extra") != "forbid" or not model.model_config.get("strict"):
+            continue
+        declared = [model.model_fields[f] for f in fields if f in model.model_fields]
+        if not all(_object_or_null(f.rebuild_annotation()) for f in declared):
+            continue
+        if kind == "step":
+            step = model.model_fields.get("step")
+            core = step.annotation if step is not None else None
+            if core is not int or not step.is_required():
+                continue
+        out.add(kind)
+    return frozenset(out)
+
+
 def _first_error(exc: ValidationError) -> str:
     e = exc.errors(include_url=False, include_context=False)[0]
     where, got = ".".join(str(x) for x in e["loc"]) or "sample", e.get("input")

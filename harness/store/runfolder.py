@@ -12,6 +12,7 @@ dependencies (psutil) are importable, else from ``platform``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -132,6 +133,19 @@ def _shape_problem(s: Any) -> str | None:
     return None
 
 
+def fast_shape_problem(s: dict[str, Any]) -> str | None:
+    """:func:`_shape_problem` of a line that harness/serve/lines.py ``fast_line`` passed: None at
+    once for a kind whose model already holds those rules (``kinds_held_to_objects``)."""
+    return None if s.get("kind") in _held_kinds() else _shape_problem(s)
+
+
+@functools.lru_cache(maxsize=1)
+def _held_kinds() -> frozenset[str]:
+    from harness.serve.lines import kinds_held_to_objects  # pydantic: loaded when a folder is read
+
+    return kinds_held_to_objects(OBJECT_FIELDS)
+
+
 @dataclass
 class BadLine:
     """A line of samples.jsonl that is not a sample: its number (from 1), why, and the cells it
@@ -198,7 +212,7 @@ def scan_samples(run_dir: Path, exact: bool = False) -> tuple[list[dict[str, Any
             # fails it is parsed and checked again on the full path, which says why
             s = fast_line(raw, faithful)
             if s is not None:
-                why = _shape_problem(s)
+                why = fast_shape_problem(s)
                 if exact and why is None:
                     s = from_json(raw, cache_strings="keys")
             else:

@@ -16,7 +16,8 @@ import pytest
 from pydantic_core import from_json
 
 from harness.serve.lines import _LINE_MODELS, may_be_unfaithful, fast_line
-from harness.store.runfolder import _shape_problem, not_a_sample
+from harness.serve.lines import kinds_held_to_objects
+from harness.store.runfolder import OBJECT_FIELDS, fast_shape_problem as _shape_problem, not_a_sample
 
 TESTS = Path(__file__).resolve().parents[1]
 RECORDED = sorted(TESTS.rglob("samples.jsonl"))
@@ -87,6 +88,7 @@ def _damaged(s: dict) -> list[dict]:
             out += [{**s, k: [1]}, {**s, k: {**v, first: "nope"}}, {**s, k: {**v, first: -3}}, {**s, k: {**v, "zz_unknown": 1}}]
         elif isinstance(v, list):
             out += [{**s, k: {"a": 1}}, {**s, k: v + [{"label": 1}]}]
+    out += [{**s, f: [1]} for f in OBJECT_FIELDS] + [{**s, f: 5} for f in OBJECT_FIELDS]
     out += [{**s, "zz_unknown_field": 1}, {k: v for k, v in s.items() if k not in ("step", "wall_ms", "status")}]
     return out
 
@@ -116,3 +118,13 @@ def test_damaged_lines_are_refused_by_the_fast_path_whenever_the_full_path_refus
             elif fast is not None:
                 assert _same(fast, full), b[:400]
     assert checked > 200 and refused > 100, (checked, refused)  # the damage did break rules
+
+
+def test_kinds_held_to_objects():
+    """The kinds whose fast-path lines are not looked at again (harness/store/runfolder.py
+    ``fast_shape_problem``) include the bulk of a run, its steps, and never a kind whose model
+    lets an undeclared key through (env, and the harness's records such as process_memory:
+    their extra keys are unchecked, so ``"counters": 5`` there is looked at again)."""
+    held = kinds_held_to_objects(OBJECT_FIELDS)
+    assert {"step", "open_step", "done", "error", "log"} <= held, held
+    assert not {"env", "process_memory", "worker_heap", "clock_sync", "gc_checkpoint", "cell_status"} & held, held

@@ -36,7 +36,7 @@ def _row_frame(samples: list[dict], keys: list[dict]) -> pd.DataFrame:
 
 
 def _column_frame(samples: list[dict], keys: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(T.step_columns(samples, keys))
+    return pd.DataFrame(T.as_arrays(T.step_columns(samples, keys)))
 
 
 def _same(samples: list[dict], keys: list[dict]) -> None:
@@ -79,6 +79,9 @@ def test_varied_samples_same_frame():
     steps[4]["extra"] = {"sizeBytes": 1, "size_bytes": 2}   # two keys of one column: the later
     steps[5]["extra"] = {"size_bytes": 3, "sizeBytes": 4}
     steps[6].pop("token", None)
+    steps[8]["extra"] = {"flag": True}                 # a boolean beside integers: object, as row dicts give
+    steps[9]["extra"] = {"flag": 2, "ratio": 0.5}
+    steps[10]["extra"] = {"ratio": 1}
     steps[7]["live"] = None
     for s in steps[:20]:
         s.pop("emulation", None)
@@ -86,5 +89,6 @@ def test_varied_samples_same_frame():
     _same(steps, keys)
     frame = _column_frame(steps, keys)
     assert frame["extra_size_bytes"].tolist()[4:6] == [2, 4]
+    assert frame["extra_flag"].dtype == object and frame["extra_ratio"].dtype == "float64"
     assert pd.isna(frame[T.COUNTER_COLUMNS[name]][1]) and pd.notna(frame[T.COUNTER_COLUMNS[name]][0])
     assert "notACounter" not in frame and pd.isna(frame[T.COUNTER_COLUMNS[name]][2])
