@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 import re
 
 import numpy as np
@@ -37,16 +39,32 @@ def _extra_column(name: str) -> str:
 _MISSING = float("nan")
 
 
-def _columns(dicts: list[dict]) -> dict[str, list]:
-    """Key → its values down ``dicts`` (a list ``len(dicts)`` long, NaN where a dict lacks the key)
-    for every key some dict has, in sorted order."""
-    out: dict[str, list] = {}
-    for k in sorted(set().union(*dicts)):
-        try:  # every dict has it (the usual case)
-            out[k] = [d[k] for d in dicts]
-        except KeyError:
-            out[k] = [d.get(k, _MISSING) for d in dicts]
-    return out
+def _columns(dicts: list[dict]) -> dict[str, list | np.ndarray]:
+    """Key → its values down ``dicts`` (a list ``len(dicts)`` long, NaN where a dict lacks the key;
+    an int64 array when every dict has every key with an integer: :func:`_int_matrix`) for every
+    key some dict has, in sorted order."""
+    keys = sorted(set().union(*dicts))
+    every = bool(dicts) and set(map(len, dicts)) == {len(keys)}  # every dict has every key
+    whole = _int_matrix(dicts, keys) if every else None
+    if whole is not None:
+        return whole
+    if every:
+        return {k: [d[k] for d in dicts] for k in keys}
+    return {k: [d.get(k, _MISSING) for d in dicts] for k in keys}
+
+
+def _int_matrix(dicts: list[dict], keys: list[str]) -> dict[str, np.ndarray] | None:
+    """When every value of ``dicts`` (each with every one of ``keys``) is a Python int (a run's
+    counters and live objects): key → its int64 column, read in one pass (``itemgetter`` over
+    the rows into one array, a third faster than a list per key); else None."""
+    if not keys:
+        return None
+    get = operator.itemgetter(*keys)
+    flat = list(itertools.chain.from_iterable(map(get, dicts))) if len(keys) > 1 else list(map(get, dicts))
+    if set(map(type, flat)) != {int}:
+        return None
+    matrix = np.array(flat, dtype=np.int64).reshape(len(dicts), len(keys))
+    return {k: matrix[:, j] for j, k in enumerate(keys)}
 
 
 def step_columns(samples: list[dict], keys: list[dict]) -> dict[str, list]:
@@ -88,6 +106,9 @@ def as_arrays(columns: dict[str, list]) -> dict[str, "np.ndarray | list"]:
     to numpy, not to pandas) is left for pandas to infer."""
     out: dict[str, np.ndarray | list] = {}
     for name, values in columns.items():
+        if isinstance(values, np.ndarray):  # made an array already (:func:`_int_matrix`)
+            out[name] = values
+            continue
         types = set(map(type, values))
         if types and types <= {int}:
             out[name] = np.array(values, dtype=np.int64)

@@ -201,6 +201,10 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
     rows = []
     steps_of = dict(tuple(steps.groupby("cell", sort=False))) if len(steps) else {}
     memory_of = dict(tuple(memory.groupby("cell", sort=False))) if len(memory) else {}
+    # both group by cell first: made once for the run and split, not once per cell
+    per_type_all, content_all = process_type_totals(memory), content_samples(memory)
+    per_type_of = dict(tuple(per_type_all.groupby("cell", sort=False))) if len(per_type_all) else {}
+    content_of = dict(tuple(content_all.groupby("cell", sort=False))) if len(content_all) else {}
     for c in manifest.get("cells", []):
         s = steps_of.get(c["cell"], steps.iloc[:0])
         m = memory_of.get(c["cell"], memory.iloc[:0])
@@ -229,12 +233,12 @@ def _summary(manifest: dict, steps: pd.DataFrame, memory: pd.DataFrame, env: dic
         row["live_bind_groups_max"] = int(s["bind_groups_live"].max()) if len(s) and s["bind_groups_live"].notna().any() else None
         row["modeled_native_bytes_max"] = (float(s["modeled_native_bytes"].max())
                                            if len(s) and s["modeled_native_bytes"].notna().any() else None)
-        per_type = process_type_totals(m)
+        per_type = per_type_of.get(c["cell"], per_type_all.iloc[:0])
         for ptype, grp in per_type.groupby("process_type"):
             row[f"peak_rss_bytes_{ptype}"] = int(grp["rss_bytes"].max())
             if grp["footprint_bytes"].notna().any():
                 row[f"peak_footprint_bytes_{ptype}"] = int(grp["footprint_bytes"].max())
-        content = content_samples(m)
+        content = content_of.get(c["cell"], content_all.iloc[:0])
         row["content_rss_bytes_max"] = int(content["rss_bytes"].max()) if len(content) else None
         # sampling rounds of the content process placed on a step (the rest ran before the first
         # step was received): how many readings the decode phase's max and slope rest on
