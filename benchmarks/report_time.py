@@ -29,6 +29,8 @@ Usage: python -m benchmarks report-time   (results in reports/benchmarks/<timest
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import json
 import os
 import statistics
@@ -50,26 +52,69 @@ def _spread(values: list[float]) -> dict:
     return {"min": round(min(values), 3), "median": round(statistics.median(values), 3), "max": round(max(values), 3)}
 
 
+#: Stages of a report timed on their own (CPU s): label → (module, function) as the caller finds
+#: it. Nested: the tables include reading samples.jsonl; the rest of the report is not listed.
+STAGES = {"tables (reading samples.jsonl included)": ("harness.tables", "build"),
+          "reading and checking samples.jsonl": ("harness.tables", "scan_samples"),
+          "summary.csv's table": ("harness.tables", "_summary"),
+          "statistics (estimates, differences, memory classes)": ("harness.stats", "compute"),
+          "workload numbers": ("harness.pipeline", "compute_all"),
+          "findings": ("harness.report.findings", "compute"),
+          "writing the CSV tables": ("harness.tables", "write"),
+          "report.html": ("harness.report.render", "render")}
+
+
+@contextlib.contextmanager
+def _timed_stages(into: dict[str, float]):
+    """Within the block, each of :data:`STAGES` adds its CPU seconds to ``into[label]``."""
+    saved = []
+    for label, (mod_name, name) in STAGES.items():
+        mod = importlib.import_module(mod_name)
+        f = getattr(mod, name, None)
+        if f is None:  # an older checkout without it
+            continue
+
+        def timed(*a, _f=f, _label=label, **k):
+            c0 = time.process_time()
+            try:
+                return _f(*a, **k)
+            finally:
+                into[_label] = into.get(_label, 0.0) + time.process_time() - c0
+
+        saved.append((mod, name, f))
+        setattr(mod, name, timed)
+    try:
+        yield
+    finally:
+        for mod, name, f in saved:
+            setattr(mod, name, f)
+
+
 def time_report(run: Path, work: Path, repeats: int = REPEATS) -> dict:
     """Analyse ``run`` and write every file into ``work/<i>`` ``repeats`` times: wall and CPU
-    seconds (min / median / max) of the whole report and of the analysis alone, and the findings."""
+    seconds (min / median / max) of the whole report and of the analysis alone, the median CPU
+    seconds of each of :data:`STAGES` (``stages_cpu_s``), and the findings."""
     wall, cpu, a_wall, a_cpu = [], [], [], []
+    stages: list[dict[str, float]] = []
     findings: list[str] = []
     for i in range(repeats):
         out = work / str(i)
-        w0, c0 = time.perf_counter(), time.process_time()
-        a = pipeline.analyse(run, out_dir=out)
-        w1, c1 = time.perf_counter(), time.process_time()
-        pipeline.write(a)
-        w2, c2 = time.perf_counter(), time.process_time()
+        stages.append({})
+        with _timed_stages(stages[-1]):
+            w0, c0 = time.perf_counter(), time.process_time()
+            a = pipeline.analyse(run, out_dir=out)
+            w1, c1 = time.perf_counter(), time.process_time()
+            pipeline.write(a)
+            w2, c2 = time.perf_counter(), time.process_time()
         a_wall.append(w1 - w0)
         a_cpu.append(c1 - c0)
         wall.append(w2 - w0)
         cpu.append(c2 - c0)
         findings = [f.text() for f in a.findings]
     return {"report_wall_s": _spread(wall), "report_cpu_s": _spread(cpu), "analyse_wall_s": _spread(a_wall),
-            "analyse_cpu_s": _spread(a_cpu), "findings": findings,
-            "steps_rows": int(len(a.tables.steps)), "memory_rows": int(len(a.tables.memory))}
+            "analyse_cpu_s": _spread(a_cpu),
+            "stages_cpu_s": {k: round(statistics.median(s.get(k, 0.0) for s in stages), 3) for k in stages[0]},
+            "findings": findings, "steps_rows": int(len(a.tables.steps)), "memory_rows": int(len(a.tables.memory))}
 
 
 #: Run in a fresh process by :func:`time_in`: ``time_report`` of argv[1] into argv[2], argv[3] times, as JSON.
