@@ -91,14 +91,32 @@ def wbr(text) -> Markup:
     return Markup(out)
 
 
+class _TemplateCache(jinja2.FileSystemBytecodeCache):
+    """jinja2's cache of compiled templates, never a reason for a report to fail: a cache file
+    that cannot be read back (cut short, damaged) is compiled again, one that cannot be written
+    (a full or read-only disk) is left unwritten."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # noqa: BLE001 (pickle and marshal raise many kinds on damaged bytes)
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
     """jinja2's cache of compiled templates in its default folder (``_jinja2-cache-<uid>`` in the
     temporary folder, made 0700 and checked to be the user's own by jinja2): a report's 11
     templates are compiled once per machine, not in every ``report`` (0.3 s of it); None where that
-    folder cannot be made (compiled each time, as before). jinja2 recompiles a template whose
-    source changed (its checksum is the key)."""
+    folder cannot be made or is not safe (compiled each time, as before). jinja2 recompiles a
+    template whose source changed (its checksum is the key) and after a Python upgrade."""
     try:
-        return jinja2.FileSystemBytecodeCache()
+        return _TemplateCache()
     except (OSError, RuntimeError):
         return None
 
