@@ -18,26 +18,32 @@ import threading
 from collections.abc import Iterator
 
 _lock = threading.Lock()
-#: how many :func:`paused` blocks are open, and whether the collector was on before the first
+#: how many :func:`paused` blocks are open, and whether this module turned the collector off
+#: (still True after a block whose end was interrupted before it turned it on again: the next
+#: block's end does)
 _open = 0
-_was_enabled = False
+_ours = False
 
 
 @contextlib.contextmanager
 def paused() -> Iterator[None]:
     """Turn the cyclic collector off inside the block (nested or from several threads: it is on
     again once the last block ends, if it was on before the first began). Raises nothing of its
-    own."""
-    global _open, _was_enabled
-    with _lock:
-        if _open == 0:
-            _was_enabled = gc.isenabled()
-            gc.disable()
-        _open += 1
+    own. An interrupt (Ctrl-C) at any point leaves it off at worst until the next block ends."""
+    global _open, _ours
+    entered = False
     try:
+        with _lock:
+            if _open == 0 and (gc.isenabled() or _ours):
+                gc.disable()
+                _ours = True
+            entered = True
+            _open += 1
         yield
     finally:
-        with _lock:
-            _open -= 1
-            if _open == 0 and _was_enabled:
-                gc.enable()
+        if entered:
+            with _lock:
+                _open = max(_open - 1, 0)
+                if _open == 0 and _ours:
+                    gc.enable()
+                    _ours = False

@@ -34,6 +34,47 @@ def test_off_before_stays_off():
         gc.enable()
 
 
+def test_an_interrupted_end_is_mended_by_the_next_block():
+    """A Ctrl-C between a block's count going to 0 and the collector going back on (a few
+    bytecodes) left it off; the next block's end turns it on (an adversary's trace-raised
+    KeyboardInterrupt at that line showed it off for good before)."""
+    import sys
+
+    target = gc_pause.paused.__wrapped__.__code__
+
+    def tracer(frame, event, arg):
+        if frame.f_code is target:
+            frame.f_trace_lines = True
+            return line_tracer
+        return None
+
+    def line_tracer(frame, event, arg):
+        if event == "line" and "_open == 0 and _ours" in _source_line(frame):
+            sys.settrace(None)
+            frame.f_trace = None
+            raise KeyboardInterrupt
+        return line_tracer
+
+    try:
+        sys.settrace(tracer)
+        with gc_pause.paused():
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sys.settrace(None)
+    assert not gc.isenabled()  # the interrupted end left it off ...
+    with gc_pause.paused():
+        pass
+    assert gc.isenabled()  # ... and the next block's end turned it on
+
+
+def _source_line(frame) -> str:
+    import linecache
+
+    return linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+
+
 def test_overlapping_threads():
     """Thread A's block ends while thread B's is open: still off; on once B's ends."""
     a_in, a_out, b_in = threading.Event(), threading.Event(), threading.Event()

@@ -91,43 +91,13 @@ def wbr(text) -> Markup:
     return Markup(out)
 
 
-class _TemplateCache(jinja2.FileSystemBytecodeCache):
-    """jinja2's cache of compiled templates, never a reason for a report to fail: a cache file
-    that cannot be read back (cut short, damaged) is compiled again, one that cannot be written
-    (a full or read-only disk) is left unwritten."""
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except Exception:  # noqa: BLE001 (pickle and marshal raise many kinds on damaged bytes)
-            bucket.reset()
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().dump_bytecode(bucket)
-        except OSError:
-            pass
-
-
-def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """jinja2's cache of compiled templates in its default folder (``_jinja2-cache-<uid>`` in the
-    temporary folder, made 0700 and checked to be the user's own by jinja2): a report's 11
-    templates are compiled once per machine, not in every ``report`` (0.3 s of it); None where that
-    folder cannot be made or is not safe (compiled each time, as before). jinja2 recompiles a
-    template whose source changed (its checksum is the key) and after a Python upgrade."""
-    try:
-        return _TemplateCache()
-    except (OSError, RuntimeError):
-        return None
-
-
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    """The templates' jinja2 environment, made once per process (shared: not to be changed):
-    autoescaped, with the formatter's functions as filters, templates kept compiled
-    (:func:`_bytecode_cache`)."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                             bytecode_cache=_bytecode_cache())
+    """The templates' jinja2 environment, made once per process (shared: not to be changed), so
+    its templates are compiled once per process: autoescaped, with the formatter's functions as
+    filters. No cache of compiled templates on disk: jinja2's default one chmods whatever is at
+    its path in the temporary folder and runs the code it reads back unchecked."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     env.filters.update(number=F.number, value=F.value, mib=F.mib, estimate=F.estimate, diff=F.diff,
                        provenance=F.provenance, driven_by=F.driven_by, mean_interval=F.mean_interval, share=F.share,
                        ci_svg=ci_svg, dispatch_label=dispatch_label, quantity=quantity, profile=F.profile, text=F.text,
