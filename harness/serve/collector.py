@@ -331,7 +331,11 @@ def _child_main(conn, run_dir: str, t0: float) -> None:
                 return
 
     threading.Thread(target=sender, name="collector-sender", daemon=True).start()
-    conn.send(("ready", ""))
+    try:
+        conn.send(("ready", ""))
+    except (OSError, EOFError):  # the harness is gone already (a Ctrl-C as it started us): no traceback
+        store.close()
+        return
     server = None
     while True:
         try:

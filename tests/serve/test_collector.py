@@ -137,3 +137,23 @@ def test_the_collector_ignores_ctrl_c_from_its_first_line(tmp_path):
     assert hit, "no child was ever seen"
     assert h.returncode == 0 and out == "ready\n", err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
+
+
+def test_a_child_whose_harness_is_gone_before_ready_ends_quietly(tmp_path):
+    """The harness sent its limits and went away before the child's "ready" (a Ctrl-C as the
+    run started): the child ends with status 0 and nothing on stderr, not a BrokenPipeError
+    traceback (seen in CI at a Ctrl-C 0.8 s into a run)."""
+    from multiprocessing.connection import Connection
+    import socket
+
+    mine, theirs = socket.socketpair()
+    parent = Connection(mine.detach())
+    parent.send(("limits", None))
+    proc = subprocess.Popen([sys.executable, "-m", "harness.serve.collector", str(theirs.fileno()), str(tmp_path),
+                             repr(time.monotonic())], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    theirs.close()
+    parent.close()  # gone before the child could say it is ready
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err, err
