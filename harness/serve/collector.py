@@ -321,10 +321,7 @@ def _child_main(conn, run_dir: str, t0: float) -> None:
     _watch(store, changed)
 
     def sender() -> None:
-        while True:
-            msg = out.get()
-            if msg is None:
-                return
+        for msg in iter(out.get, None):  # None: the end
             try:
                 conn.send(msg)
             except (OSError, EOFError):
@@ -334,8 +331,7 @@ def _child_main(conn, run_dir: str, t0: float) -> None:
     try:
         conn.send(("ready", ""))
     except (OSError, EOFError):  # the harness is gone already (a Ctrl-C as it started us): no traceback
-        store.close()
-        return
+        return store.close()
     server = None
     while True:
         try:
