@@ -145,7 +145,10 @@ test('the first step leaves at once, later steps wait to be coalesced', async ()
     const until = Date.now() + 300;
     while (Date.now() < until) { /* busy */ }
     sink.post({ kind: 'step', step: 1 });
-    await new Promise((r) => setTimeout(r, 30));
+    // until two batches have arrived (30 ms was not always enough on a loaded 2-core CI machine)
+    for (const until2 = Date.now() + 10000; s.batches.length < 2 && Date.now() < until2;) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
     // step 0 left on its own before the thread was held (without it, step 0 would have waited for
     // the coalescing timer and left only after the busy spell, with step 1)
     assert.deepEqual(s.batches.slice(0, 2).map((b) => b.samples.map((x) => x.kind === 'step' ? x.step : x.kind)),
