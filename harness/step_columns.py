@@ -10,10 +10,8 @@ import re
 
 import numpy as np
 
-from harness.store import catalog
+from harness.placement import COUNTER_COLUMNS  # probe counter name → steps.csv column (web/probes/catalog.js)
 
-#: Probe counter name → steps.csv column, in column order (web/probes/catalog.js).
-COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}
 #: Columns from the emulated WebGPU's ledger (web/emulation/memory-model.js); empty when real.
 EMULATION_COLUMNS = ["modeled_native_bytes", "native_bind_groups_live", "native_bind_groups_released",
                      "modeled_bytes_per_compute_bind_group", "modeled_buffer_bytes", "buffer_contents_js_bytes",
@@ -67,8 +65,8 @@ def _int_matrix(dicts: list[dict], keys: list[str]) -> dict[str, np.ndarray] | N
     return {k: matrix[:, j] for j, k in enumerate(keys)}
 
 
-def step_columns(samples: list[dict], keys: list[dict]) -> dict[str, list]:
-    """steps.csv's columns, as lists, from ``step`` samples and each one's :data:`CELL_KEYS`
+def step_columns(samples: list[dict], keys: list[dict]) -> dict[str, list | np.ndarray]:
+    """steps.csv's columns (lists, or int64 arrays: :func:`_columns`) from ``step`` samples and each one's :data:`CELL_KEYS`
     values (both in file order, ``len(samples) == len(keys)``): the sample's fields, its counters
     renamed (:data:`COUNTER_COLUMNS`; a counter this harness does not know is left out), its
     live objects, its emulation values (:data:`EMULATION_COLUMNS`) and its ``extra`` keys
@@ -81,12 +79,12 @@ def step_columns(samples: list[dict], keys: list[dict]) -> dict[str, list]:
     cols["step"] = [s["step"] for s in samples]
     for k in ("token", "logits_hash", "cpu_ms", "wall_ms", "received_s"):
         cols[k] = [s.get(k) for s in samples]
-    for field, names in (("counters", COUNTER_COLUMNS), ("live", None), ("emulation", EMULATION_COLUMNS)):
-        for name, column in _columns([s.get(field) or {} for s in samples]).items():
-            if names is None:
-                cols[name] = column
-            elif name in names:
-                cols[names[name] if isinstance(names, dict) else name] = column
+    def group(field: str) -> dict[str, list | np.ndarray]:
+        return _columns([s.get(field) or {} for s in samples])
+
+    cols.update({COUNTER_COLUMNS[n]: c for n, c in group("counters").items() if n in COUNTER_COLUMNS})
+    cols.update(group("live"))
+    cols.update({n: c for n, c in group("emulation").items() if n in EMULATION_COLUMNS})
     extras = [s.get("extra") or {} for s in samples]
     by_column: dict[str, list[str]] = {}
     for name, column in _columns(extras).items():
@@ -99,7 +97,7 @@ def step_columns(samples: list[dict], keys: list[dict]) -> dict[str, list]:
     return cols
 
 
-def as_arrays(columns: dict[str, list]) -> dict[str, "np.ndarray | list"]:
+def as_arrays(columns: dict[str, list | np.ndarray]) -> dict[str, np.ndarray | list]:
     """``columns`` with each list of Python ints made an int64 array, and each list of ints and
     floats (NaN for a missing key among them) a float64 array: what ``pd.DataFrame`` would infer
     for them, in a third of its time; any other list (strings, None, booleans: a bool is an int

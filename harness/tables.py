@@ -18,16 +18,11 @@ from harness.memory_budget import content_samples, memory_budget_columns
 from harness.process_types import CONTENT_PROCESS_TYPES, GPU_PROCESS_TYPES, PROCESS_SOURCES  # noqa: F401 (re-exported)
 from harness.own_terms import DISPATCH_METHODS, STEP_UNITS, after_first_round, own_terms  # noqa: F401 (re-exported)
 from harness.counter_tables import BUFFER_COLUMNS, RENDER_AND_BINDING_COLUMNS
-from harness.placement import CellClock, attribute_realms, clock_columns, place_gc, place_memory, place_steps, sender
-from harness.store import catalog
+from harness.placement import COUNTER_COLUMNS, LIVE_COLUMNS, CellClock, attribute_realms, clock_columns, place_gc, place_memory, place_steps, sender
 from harness.store.runfolder import read_manifest, scan_samples
 from harness.store.settle import settle
 from harness.step_columns import CELL_KEYS, EMULATION_COLUMNS, as_arrays, step_columns  # noqa: F401 (re-exported)
 
-#: Probe counter name → steps.csv column, in column order (web/probes/catalog.js).
-COUNTER_COLUMNS = {c.name: c.column for c in catalog.counters()}
-#: Live-object columns (web/probes/catalog.js).
-LIVE_COLUMNS = [k.name for k in catalog.live_keys()]
 STEP_COLUMNS = CELL_KEYS + ["step", "token", "logits_hash", "cpu_ms", "wall_ms", "received_s",
                             *COUNTER_COLUMNS.values(), *LIVE_COLUMNS, *EMULATION_COLUMNS, "end_s"]
 #: memory.csv: ``step``/``step_pos`` place each sample on the measured realm's step timeline by
