@@ -181,11 +181,12 @@ def _step_series(cell, warmup: int) -> dict[str, Series]:
     out = {}
     s = cell.steps
     for name, (col, unit, label, counter) in STEP_SERIES.items():
-        if col in s and s[col].notna().any():
-            d = s[(s["step"] >= warmup) & s[col].notna()]
+        present = s[col].notna().to_numpy() if col in s else None
+        if present is not None and present.any():
+            keep = present & (s["step"].to_numpy() >= warmup)  # two columns, not the cell's whole frame filtered
             rose = collections(s, counter) if counter else pd.Series(dtype=float)
             own = [float(p) for p in s.loc[rose.index, "step"] if p >= warmup]
-            t, y = per_token(d["step"].to_numpy(float), d[col].to_numpy(float))
+            t, y = per_token(s["step"][keep].to_numpy(float), s[col][keep].to_numpy(float))
             out[name] = Series(name, label, unit, t, y, True, own)
     return out
 
