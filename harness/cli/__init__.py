@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Callable, Iterator
 
+import click
 import typer
 from typer.core import TyperGroup
 
@@ -118,12 +119,49 @@ class _LazyCommands(Mapping):
         return len(COMMANDS)
 
 
+def usage_line(e: click.UsageError) -> str:
+    """click's usage error (an unknown option or command, a missing argument, a bad value of an
+    option click checks itself) as the harness says bad input: one line, ``error: …``, with
+    the command's usage, or the commands there are, and where ``--help`` is (click's own four
+    lines — usage, a hint, a blank, the error — break the harness's rule of one line)."""
+    ctx = e.ctx
+    msg = e.format_message().strip().replace("\n", " ")
+    msg = msg if msg.endswith((".", "?)")) else msg + "."  # "Got unexpected extra argument (b)"
+    if ctx is None:
+        return f"error: {msg}"
+    if isinstance(ctx.command, click.Group) and msg.startswith("No such command"):
+        return f"error: {msg} Commands: {', '.join(n for n, _ in COMMANDS)} ({ctx.command_path} --help)."
+    usage = " ".join([ctx.command_path, *ctx.command.collect_usage_pieces(ctx)])
+    return f"error: {msg} Usage: {usage} ({ctx.command_path} --help lists the options)."
+
+
+def _one_line(e: click.UsageError) -> click.UsageError:
+    """``e`` made to show itself as :func:`usage_line` (typer calls ``show`` and exits 2)."""
+    def show(file=None) -> None:
+        click.echo(usage_line(e), err=True)
+    e.show = show
+    return e
+
+
 class HarnessGroup(TyperGroup):
-    """The ``webgpu-harness`` group: its commands are imported when one is run or listed."""
+    """The ``webgpu-harness`` group: its commands are imported when one is run or listed, and a
+    usage error of click's is one line (:func:`usage_line`), exit 2."""
 
     def __init__(self, **attrs) -> None:
         super().__init__(**attrs)
         self.commands = _LazyCommands()
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as e:  # the group's own options
+            raise _one_line(e)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as e:  # no such command; a command's options and arguments
+            raise _one_line(e)
 
 
 app = typer.Typer(cls=HarnessGroup, add_completion=False, no_args_is_help=True, rich_markup_mode=None,

@@ -156,10 +156,12 @@ def test_report_command_writes_every_file_and_is_deterministic(tmp_path):
 @pytest.mark.parametrize("args, words", [
     (["/nonexistent/run"], "is not a run folder (no such folder)"),
     (["{tmp}"], "no manifest.json"),
+    (["{tmp}/afile"], "is not a run folder (a file, not a folder)"),  # said "(no such folder)"
 ])
 def test_report_of_a_folder_that_is_not_a_run_is_one_line_exit_2(args, words, tmp_path):
     from conftest import run_cli
 
+    (tmp_path / "afile").write_text("{}")
     r = run_cli("report", *[a.format(tmp=tmp_path) for a in args])
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert r.returncode == 2 and len(lines) == 1 and words in lines[0], r.stderr

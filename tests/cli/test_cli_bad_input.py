@@ -26,7 +26,7 @@ RUNS = REPO / "tests" / "analysis" / "runs"
 
 def invoke(*args: str):
     """The CLI in process: the click result (``exit_code``, ``stdout``, ``stderr``)."""
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return CliRunner().invoke(app, [str(a) for a in args], prog_name="webgpu-harness")
 
 
 def lines_of(r) -> list[str]:
@@ -370,3 +370,26 @@ def test_doctor_bundle_file_that_cannot_be_written_exits_2(where, words, tmp_pat
         r.stdout + r.stderr
     assert r.stdout == ""                       # nothing ran: no table, no browser
     assert sorted(tmp_path.iterdir()) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# click's own usage errors (an unknown option or command, a missing argument, a value click
+# checks itself): one line too, exit 2 (they were click's four lines: usage, hint, blank, error)
+
+@pytest.mark.parametrize("args, words", [
+    (["report"], ["Missing argument 'RUN_DIR'", "Usage: webgpu-harness report [OPTIONS] RUN_DIR"]),
+    (["compare", "a"], ["Missing argument 'RUN_B'", "Usage: webgpu-harness compare [OPTIONS] RUN_A RUN_B"]),
+    (["report", "--bogus", "x"], ["No such option '--bogus'", "webgpu-harness report --help"]),
+    (["run", "--browsers", "chromium"], ["No such option '--browsers'", "'--browser'"]),
+    (["run", "--tokens", "many"], ["'many' is not a valid integer", "webgpu-harness run --help"]),
+    (["report", "a", "b"], ["unexpected extra argument (b).", "Usage: webgpu-harness report"]),
+    (["bogus"], ["No such command 'bogus'", "Commands: run, app, serve, report, compare, merge, index, native"]),
+    (["--bogus"], ["No such option '--bogus'", "webgpu-harness --help"]),
+])
+def test_clicks_usage_errors_are_one_line_exit_2(args, words, tmp_path):
+    r = invoke(*args)
+    lines = lines_of(r)
+    assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), r.stdout + r.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+    assert r.stdout == ""
