@@ -150,6 +150,7 @@ def finish(run_dir: Path, budgets=(), summary: bool = True, quiet_disk: bool = F
     :class:`harness.pipeline.Analysis`. ``quiet_disk``: a full disk was said already."""
     from harness import pipeline
 
+    say(f"analysing {run_dir}: tables, statistics, report")  # seconds for a long run: not silence
     with bad_input(), disk_errors(run_dir, quiet_disk):
         analysis, paths = pipeline.analyse_and_write(run_dir, budgets)
     if summary:

@@ -11,6 +11,8 @@ when interrupted twice).
 
 from __future__ import annotations
 
+import contextlib
+
 import signal
 import sys
 import time
@@ -126,45 +128,39 @@ def cell_label(cell) -> str:
 
 
 def execute(plan: P.RunPlan, run_dir: Path, sampler=None, runner=None):
-    """Run every cell with a progress bar per cell (counting steps) and one for all cells;
-    with ``sampler`` (``--auto-sample``) add rounds until it says stop. ``runner``: a runner
-    made by the caller (``app``'s), else a :class:`harness.drive.runner.Runner`. Returns the cells."""
+    """Run every cell, its progress counted in its own steps (harness/cli/progress.py: bars on a
+    terminal, plain lines through a pipe); with ``sampler`` (``--auto-sample``) add rounds until
+    it says stop. ``runner``: a runner made by the caller (``app``'s), else a
+    :class:`harness.drive.runner.Runner`. Returns the cells."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from harness.cli.progress import Bars, Lines
     from harness.drive.runner import Runner
 
     runner = runner or Runner(plan, run_dir, argv=sys.argv)
     if runner.reaped:
         say(f"ended {len(runner.reaped)} process(es) a killed harness left running: {', '.join(runner.reaped)}")
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as progress:
-        overall = progress.add_task("cells", total=len(runner.cells))
-        tasks: dict[str, int] = {}
-        done: dict[str, int] = {}
+    bars = console.is_terminal
+    with (Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console, transient=False) if bars else contextlib.nullcontext()) as progress:
+        shown = Bars(progress, len(runner.cells)) if bars else Lines(say, len(runner.cells))
         workloads = {w.name: w for w in plan.workloads}
 
         def on(event, cell, info):
             name = cell_label(cell)
-            if event == "start" and cell.cell not in tasks:  # a retried cell keeps its bar
+            if event == "start":
                 # the workload's own steps (its manifest's "steps": e.g. rounds × methods, uploads)
                 total = workloads[cell.workload].expected_steps(cell.params, cell.tokens) if cell.workload in workloads else None
-                tasks[cell.cell] = progress.add_task(name, total=total or cell.tokens or None)  # an app: maybe unknown
+                shown.start(cell.cell, name, total or cell.tokens or None)  # an app: maybe unknown
             elif event == "step":
-                done[cell.cell] = info["steps"]
-                progress.update(tasks[cell.cell], completed=info["steps"])
+                shown.step(cell.cell, name, info["steps"])
             elif event == "end":
-                if info.get("steps") is not None:  # every step received, also those after the last poll
-                    done[cell.cell] = info["steps"]
-                if cell.cell in tasks:
-                    if cell.status == "ok":  # e.g. kernel-only timing skipped without timestamp-query
-                        progress.update(tasks[cell.cell], total=done.get(cell.cell, 0), completed=done.get(cell.cell, 0))
-                    progress.update(tasks[cell.cell], description=f"{name}: {cell.status}")
-                progress.advance(overall)
+                shown.end(cell.cell, name, cell.status, info.get("steps"))
 
         runner.progress = on
         if sampler is None:
             return runner.run()
-        return sampler.sample(runner, lambda: progress.update(overall, total=len(runner.cells)))
+        return sampler.sample(runner, lambda: shown.grow(len(runner.cells)))
 
 
 class AutoSampler:

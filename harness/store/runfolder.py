@@ -58,8 +58,7 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
     path = run_dir / "manifest.json"
     if not run_dir.is_dir():
-        what = "a file, not a folder" if run_dir.is_file() else "not a folder" if os.path.lexists(run_dir) \
-            else "no such folder"
+        what = "a file, not a folder" if run_dir.is_file() else "not a folder" if os.path.lexists(run_dir) else "no such folder"
         raise RunFolderError(f"{run_dir} is not a run folder ({what})")
     if not os.path.lexists(path):
         raise RunFolderError(f"{run_dir} is not a run folder (no manifest.json)")
@@ -203,7 +202,6 @@ def scan_samples(run_dir: Path, exact: bool = False) -> tuple[list[dict[str, Any
     if not files.check_regular(path):
         return out, bad
     from pydantic_core import from_json  # here, not at the top: the offline Dawn runner (harness/native/dawn.py) writes run folders on a machine with only the standard library
-
     from harness.serve.lines import fast_line, may_be_unfaithful
 
     waiting: list[BadLine] = []  # bad lines still to be given the cell of the next readable line

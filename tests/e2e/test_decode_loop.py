@@ -132,3 +132,21 @@ def test_manifest_records_environment(decode_run):
         assert key in m
     assert m["browsers"]["chromium"]["version"] == decode_run.summary["browser_version"].iloc[0]
     assert m["parameters"]["tokens"] == 24
+
+
+def test_progress_through_a_pipe_is_a_line_per_cell_start_and_end(shared_decode):
+    # the recording's stdout is a pipe (CI logs, make run | tee): rich drew its bars only once
+    # every cell had ended, so a run printed nothing until then (harness/cli/progress.py)
+    out = shared_decode.cli.stdout.splitlines()
+    cells = shared_decode.manifest["cells"]
+    n = len(cells)
+    for i, c in enumerate(cells, 1):
+        label = f"{c['browser']} decode-loop/{c['variant']} [tiny]"
+        started = [x for x in out if x.startswith(f"[{i}/{n}] {label}: started")]
+        ended = [x for x in out if x.startswith(f"[{i}/{n}] {label}: ok: 24 of 24 steps in ")]
+        assert started and ended, "\n".join(out[:30])
+        assert out.index(started[0]) < out.index(ended[0])
+    analysing = [k for k, x in enumerate(out) if x.startswith("analysing ")]
+    last_end = max(k for k, x in enumerate(out) if ": ok: 24 of 24 steps" in x)
+    assert analysing and analysing[0] > last_end       # said before the seconds of analysis
+    assert not any(x.startswith("cells ") for x in out)  # no bars drawn into the log (rich's "cells ━━ 4/4")
