@@ -161,6 +161,8 @@ def dispatch_overhead(inp: Inputs) -> list[Finding]:
     for m in n.get("methods", []):
         parts: list = ["Wall time per dispatch: "]
         shown = [c for c in ("single-op", "sequential", "batched-16", "one-pass") if (m["per"].get(c) or (None,))[0] is not None]
+        if not shown and m["factor"][0] is None:  # sync-latency methods only (sync_latency says those), or kernel-only
+            continue
         for i, c in enumerate(shown):
             mean, lo, hi, k = m["per"][c]
             parts += ["; " if i else "", f"{c} ", Number(mean, "µs", lo, hi, k, "t",
@@ -172,8 +174,37 @@ def dispatch_overhead(inp: Inputs) -> list[Finding]:
                                                             "config": "single-op/sequential"}), "×"]
         row = m["row"]
         flags = [f"{row.get('adapter')}: {m['adapter_class']}"] if m["adapter_class"].startswith("CPU") else []
-        out.append(Finding("dispatch_overhead", f"{F.provenance(row)} — dispatch-overhead, bind groups {row.get('variant')}",
+        g = next((g for g in inp.run.groups.values() if m["cell"] in g.cells), None)
+        sweep = f" [{g.key.sweep}]" if g is not None and g.key.sweep else ""  # a sweep's points: one sentence each
+        out.append(Finding("dispatch_overhead", f"{F.provenance(row)} — dispatch-overhead, bind groups {row.get('variant')}{sweep}",
                            parts + [" (mean over rounds after warm-up)."], flags, covers=[str(row.get("variant"))]))
+    return out
+
+
+def sync_latency(inp: Inputs) -> list[Finding]:
+    """dispatch-overhead's sync-latency methods (``--param methods=sync-…``): per configuration
+    (pacing × thread), the median µs of one wait for the GPU per method with its 95% CI and the
+    timed syncs behind it (harness/stats/workloads/sync_latency.py, the Sync latency section)."""
+    n = inp.workloads.get("sync-latency") or {}
+    by_group: dict[str, list[dict]] = {}
+    for r in n.get("rows", []):
+        by_group.setdefault(r["group"], []).append(r)
+    groups = {k.label: g for k, g in inp.run.groups.items()}
+    out = []
+    for label, rows in by_group.items():
+        first, g = rows[0], groups.get(label)
+        if g is None:
+            continue
+        parts: list = [f"Sync latency, median µs per wait for the GPU (pacing {first['pacing']}, {first['thread']} thread): "]
+        same = len({r["syncs"] for r in rows}) == 1
+        for i, r in enumerate(rows):
+            parts += ["; " if i else "", f"{r['method']} ", Number.of(r["median"], label)]
+            parts += [] if same else [f" (n={r['syncs']:,} syncs)"]
+        reps = min(r["reps"] for r in rows)
+        parts += [f" (n={first['syncs']:,} syncs each" if same else " (", "; " if same else "",
+                  "1 repetition: within-run only)" if reps == 1 else f"{reps} repetitions pooled)"]
+        flags = [f"{first['row'].get('adapter')}: {first['adapter_class']}"] if first["adapter_class"].startswith("CPU") else []
+        out.append(Finding("sync_latency", inp.scope(g), parts + ["."], flags))
     return out
 
 
@@ -202,7 +233,7 @@ def gc_collections(inp: Inputs) -> list[Finding]:
 FINDINGS: tuple[Callable[[Inputs], list[Finding]], ...] = (
     bind_groups, live_growth, unbounded_cache, memory_growth, memory_classes, memory_budget, gc_checkpoints, dispatches,
     time_per_token,
-    dispatch_overhead, gc_collections,
+    dispatch_overhead, sync_latency, gc_collections,
 )
 
 

@@ -21,7 +21,7 @@ RUNS = Path(__file__).resolve().parent / "runs"
 @pytest.fixture(scope="module")
 def analysed(tmp_path_factory):
     out = {}
-    for name in ("chromium-decode-loop", "webkit-gc-retention", "chromium-dispatch-overhead"):
+    for name in ("chromium-decode-loop", "webkit-gc-retention", "chromium-dispatch-overhead", "chromium-sync-latency"):
         a = pipeline.analyse(RUNS / name, out_dir=tmp_path_factory.mktemp(name))
         pipeline.write(a)
         out[name] = a
@@ -78,6 +78,27 @@ def test_gc_retention_and_dispatch_overhead_are_said_in_their_own_terms(analysed
         assert f.numbers[0].value == m["per"]["single-op"][0] and f.numbers[-1].value == m["factor"][0]
         assert "per dispatch: single-op" in f.text() and " µs" in f.text() and "single-op ÷ sequential" in f.text()
         assert any("not GPU times" in x for x in f.flags)
+
+
+def test_sync_latency_is_said_per_configuration_and_no_sentence_is_empty(analysed):
+    # a run of sync methods only (--param methods=sync-empty,sync-dispatch,sync-map, pacing ×
+    # main_thread swept) said "Wall time per dispatch:  (mean over rounds after warm-up)." four
+    # times, no number in it, and nothing of its syncs
+    a = analysed["chromium-sync-latency"]
+    assert _of(a, "dispatch_overhead") == []
+    found = _of(a, "sync_latency")
+    rows = a.workloads["sync-latency"]["rows"]
+    assert len(found) == len({r["group"] for r in rows}) == 4
+    for f in found:
+        mine = [r for r in rows if r["group"] == f.numbers[0].ref["group"]]
+        assert [n.value for n in f.numbers] == [r["median"].value for r in mine]
+        assert [n.ci_low for n in f.numbers] == [r["median"].ci_low for r in mine]
+        assert f"(pacing {mine[0]['pacing']}, {mine[0]['thread']} thread)" in f.text()
+        assert "(n=24 syncs each; 1 repetition: within-run only)" in f.text()   # 2 runs × 12 syncs, one cell
+        assert any("not GPU times" in x for x in f.flags)
+    assert len({f.scope for f in found}) == 4            # each names its sweep point
+    for f in a.findings:
+        assert f.numbers, f.text()                       # every sentence says a number
 
 
 def test_summary_md_opens_with_the_same_findings(analysed):
