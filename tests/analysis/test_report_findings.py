@@ -200,3 +200,17 @@ def test_memory_classes_of_the_statistics_become_a_finding(analysed):
         for n in f.numbers:
             row = next(r for r in rows if r["cell"] == n.ref["cell"] and r["series"] == n.ref["series"])
             assert row["class"] == "retained-growth" and row["floor_slope"] == n.value
+
+
+def test_methods_say_how_a_difference_was_decided_holm_included(tmp_path):
+    # stats.json's methods.significance said "the interval excludes 0" for counts and Welch's t
+    # for measured quantities, but nothing of the Holm correction that decided verdicts such as
+    # this run's live_bind_groups_max (2 + 2 repetitions: "not significant after Holm's correction")
+    a = pipeline.analyse(RUNS / "mixed-decode-loop", out_dir=tmp_path)
+    pipeline.write(a)
+    doc = json.loads((tmp_path / "stats.json").read_text())
+    held = [d for d in doc["differences"] if "Holm's correction over" in (d["evidence"] or "")]
+    assert held and all(d["p_value"] is not None and d["ci_method"] == "welch-t" for d in held)
+    text = doc["methods"]["significance"]
+    assert "Holm's step-down procedure" in text and "Welch's t" in text
+    assert "counts of live objects" in text                    # measured, as README says
