@@ -176,8 +176,11 @@ def dispatch_overhead(inp: Inputs) -> list[Finding]:
         flags = [f"{row.get('adapter')}: {m['adapter_class']}"] if m["adapter_class"].startswith("CPU") else []
         g = next((g for g in inp.run.groups.values() if m["cell"] in g.cells), None)
         sweep = f" [{g.key.sweep}]" if g is not None and g.key.sweep else ""  # a sweep's points: one sentence each
+        rounds = max([k for c in shown for k in [m["per"][c][3]] if k] or [0])
+        basis = (f" (mean over {rounds} round{'s' if rounds != 1 else ''} after warm-up; 1 repetition: within-run only)."
+                 if rounds else " (mean over rounds after warm-up; 1 repetition: within-run only).")
         out.append(Finding("dispatch_overhead", f"{F.provenance(row)} — dispatch-overhead, bind groups {row.get('variant')}{sweep}",
-                           parts + [" (mean over rounds after warm-up)."], flags, covers=[str(row.get("variant"))]))
+                           parts + [basis], flags, covers=[str(row.get("variant"))]))
     return out
 
 
@@ -196,15 +199,19 @@ def sync_latency(inp: Inputs) -> list[Finding]:
         if g is None:
             continue
         parts: list = [f"Sync latency, median µs per wait for the GPU (pacing {first['pacing']}, {first['thread']} thread): "]
-        same = len({r["syncs"] for r in rows}) == 1
+        same = len({(r["syncs"], r["runs"]) for r in rows}) == 1
         for i, r in enumerate(rows):
             parts += ["; " if i else "", f"{r['method']} ", Number.of(r["median"], label)]
-            parts += [] if same else [f" (n={r['syncs']:,} syncs)"]
+            spread = [F.number(r[k].value) if r.get(k) is not None and r[k].value is not None else None
+                      for k in ("p10", "p90")]  # a median alone hides two clusters of waits (sync-dispatch here)
+            parts += [f" (p10–p90: {spread[0]}–{spread[1]} µs)"] if None not in spread else []
+            parts += [] if same else [f" (n={r['syncs']:,} syncs in {r['runs']} rounds)"]
         reps = min(r["reps"] for r in rows)
-        parts += [f" (n={first['syncs']:,} syncs each" if same else " (", "; " if same else "",
+        parts += [f" (n={first['syncs']:,} syncs in {first['runs']} rounds each" if same else " (", "; " if same else "",
                   "1 repetition: within-run only)" if reps == 1 else f"{reps} repetitions pooled)"]
         flags = [f"{first['row'].get('adapter')}: {first['adapter_class']}"] if first["adapter_class"].startswith("CPU") else []
-        out.append(Finding("sync_latency", inp.scope(g), parts + ["."], flags))
+        out.append(Finding("sync_latency", inp.scope(g), parts + ["."], flags,
+                           covers=[str(g.key.variant)]))  # bind groups fresh / reused: one scope, two sentences
     return out
 
 

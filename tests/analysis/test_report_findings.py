@@ -14,6 +14,7 @@ import pytest
 from harness import pipeline
 from harness.report import index, reduce
 from harness.report import findings as FD
+from harness.report import format as F
 
 RUNS = Path(__file__).resolve().parent / "runs"
 
@@ -78,6 +79,8 @@ def test_gc_retention_and_dispatch_overhead_are_said_in_their_own_terms(analysed
         assert f.numbers[0].value == m["per"]["single-op"][0] and f.numbers[-1].value == m["factor"][0]
         assert "per dispatch: single-op" in f.text() and " µs" in f.text() and "single-op ÷ sequential" in f.text()
         assert any("not GPU times" in x for x in f.flags)
+        # its intervals are t over the rounds of one cell: the sentence says how many, and within-run
+        assert f"(mean over {m['per']['single-op'][3]} rounds after warm-up; 1 repetition: within-run only)" in f.text()
 
 
 def test_sync_latency_is_said_per_configuration_and_no_sentence_is_empty(analysed):
@@ -94,9 +97,12 @@ def test_sync_latency_is_said_per_configuration_and_no_sentence_is_empty(analyse
         assert [n.value for n in f.numbers] == [r["median"].value for r in mine]
         assert [n.ci_low for n in f.numbers] == [r["median"].ci_low for r in mine]
         assert f"(pacing {mine[0]['pacing']}, {mine[0]['thread']} thread)" in f.text()
-        assert "(n=24 syncs each; 1 repetition: within-run only)" in f.text()   # 2 runs × 12 syncs, one cell
+        assert "(n=24 syncs in 2 rounds each; 1 repetition: within-run only)" in f.text()   # 2 × 12 syncs, one cell
+        for r in mine:  # the spread beside each median (sync-dispatch's waits fall in two clusters)
+            assert f"{r['method']} " in f.text() and f"(p10–p90: {F.number(r['p10'].value)}–{F.number(r['p90'].value)} µs)" in f.text()
         assert any("not GPU times" in x for x in f.flags)
     assert len({f.scope for f in found}) == 4            # each names its sweep point
+    assert all(f.text().endswith(" (variant: fresh)") for f in found)   # and its variant (fresh or reused bind groups)
     for f in a.findings:
         assert f.numbers, f.text()                       # every sentence says a number
 
