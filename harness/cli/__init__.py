@@ -22,6 +22,7 @@ benchmarks/bad_input.py times it).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Callable, Iterator
 
@@ -125,10 +126,10 @@ def usage_line(e: click.UsageError) -> str:
     the command's usage, or the commands there are, and where ``--help`` is (click's own four
     lines — usage, a hint, a blank, the error — break the harness's rule of one line)."""
     ctx = e.ctx
-    msg = e.format_message().strip().replace("\n", " ")
-    msg = msg if msg.endswith((".", "?)")) else msg + "."  # "Got unexpected extra argument (b)"
-    if ctx is None:
-        return f"error: {msg}"
+    msg = re.sub(r"(Did you mean [^?]*\?)(\s*\1)+", r"\1", e.format_message().replace("\n", " ")).strip()  # typer and click both add it
+    msg = msg if msg.endswith((".", "?", "?)")) else msg + "."  # "Got unexpected extra argument (b)"
+    if ctx is None:  # the parser's own (an option without its value)
+        return f"error: {msg} (webgpu-harness COMMAND --help lists a command's options)"
     if isinstance(ctx.command, click.Group) and msg.startswith("No such command"):
         return f"error: {msg} Commands: {', '.join(n for n, _ in COMMANDS)} ({ctx.command_path} --help)."
     usage = " ".join([ctx.command_path, *ctx.command.collect_usage_pieces(ctx)])
@@ -136,7 +137,11 @@ def usage_line(e: click.UsageError) -> str:
 
 
 def _one_line(e: click.UsageError) -> click.UsageError:
-    """``e`` made to show itself as :func:`usage_line` (typer calls ``show`` and exits 2)."""
+    """``e`` made to show itself as :func:`usage_line` (typer calls ``show`` and exits 2); the
+    group run with nothing (``no_args_is_help``: its help, as click shows it) is left as it is."""
+    if isinstance(e, click.exceptions.NoArgsIsHelpError):
+        return e
+
     def show(file=None) -> None:
         click.echo(usage_line(e), err=True)
     e.show = show

@@ -384,6 +384,8 @@ def test_doctor_bundle_file_that_cannot_be_written_exits_2(where, words, tmp_pat
     (["run", "--tokens", "many"], ["'many' is not a valid integer", "webgpu-harness run --help"]),
     (["report", "a", "b"], ["unexpected extra argument (b).", "Usage: webgpu-harness report"]),
     (["bogus"], ["No such command 'bogus'", "Commands: run, app, serve, report, compare, merge, index, native"]),
+    (["rn"], ["No such command 'rn'. Did you mean 'run'? Commands: "]),    # typer and click both suggested it
+    (["run", "--tokens"], ["Option '--tokens' requires an argument.", "--help"]),
     (["--bogus"], ["No such option '--bogus'", "webgpu-harness --help"]),
 ])
 def test_clicks_usage_errors_are_one_line_exit_2(args, words, tmp_path):
@@ -393,3 +395,11 @@ def test_clicks_usage_errors_are_one_line_exit_2(args, words, tmp_path):
     for w in words:
         assert w in lines[0], lines[0]
     assert r.stdout == ""
+    assert lines[0].count("Did you mean") <= 1 and "?." not in lines[0]
+
+
+def test_the_group_run_with_nothing_still_shows_its_help():
+    # the one usage "error" that is help: click's no_args_is_help, left whole (it was one long line)
+    r = invoke()
+    assert r.exit_code == 2 and "Commands:" in r.stderr and len(r.stderr.splitlines()) > 10, r.stderr
+    assert not r.stderr.startswith("error: ")
