@@ -67,8 +67,13 @@ def memory_growth(inp: Inputs) -> list[Finding]:
                     parts.append(f"not stated ({e.ci_method})")
                     continue
                 word = "rate" if "series" in (n.basis or "").split("+") else trend_word(n)
+                # a growth rests on when the GC ran: from one repetition its interval is within-run
+                # only, and, as for every measured difference, nothing rises or falls on it alone
+                within = (e.n_reps or 0) < 2 and word in ("rises", "falls")
+                word = "no trend stated" if within else word
                 parts += [f"{word} " if word not in ("flat", "rate") else "", n]
-                parts += [" (95% CI includes 0)"] if word == "no trend stated" and n.ci_low is not None else []
+                parts += [" (1 repetition: within-run only)"] if within else \
+                    [" (95% CI includes 0)"] if word == "no trend stated" and n.ci_low is not None else []
                 parts += [f" (pooled over {e.n_reps} repetitions)"] if (e.n_reps or 0) > 1 else []
             out.append(Finding("memory_growth", inp.scope(fam[0]), parts + ["."]))
         if flat:
