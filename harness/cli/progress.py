@@ -28,6 +28,7 @@ class Lines:
         self._started: dict[str, float] = {}
         self._said: dict[str, float] = {}
         self._steps: dict[str, int] = {}
+        self._ended: set[str] = set()
 
     def grow(self, cells: int) -> None:
         """The run has ``cells`` cells now (``--auto-sample`` added a repetition)."""
@@ -59,7 +60,16 @@ class Lines:
         n = self._steps.get(cell, 0) if steps is None else steps
         took = self.clock() - self._started.get(cell, self.clock())
         self._order.setdefault(cell, len(self._order) + 1)
+        self._ended.add(cell)
         self.say(f"[{self._order[cell]}/{self.cells}] {label}: {status}: {self._of(n, cell)} in {took:.0f} s")
+
+    def close(self, cells, label: Callable, steps: Callable) -> None:
+        """The run stopped (Ctrl-C, SIGTERM): each of ``cells`` (the runner's) that started and
+        said no end gets its end line, with the status the runner gave it (``failed``) and the
+        steps kept (``steps(cell)``: the store's count, None when unknown)."""
+        for c in cells:
+            if c.cell in self._order and c.cell not in self._ended:
+                self.end(c.cell, label(c), c.status, steps(c))
 
 
 class Bars:
@@ -97,3 +107,6 @@ class Bars:
                 self.progress.update(self._tasks[cell], total=n, completed=n)
             self.progress.update(self._tasks[cell], description=f"{label}: {status}")
         self.progress.advance(self.overall)
+
+    def close(self, cells, label: Callable, steps: Callable) -> None:
+        """See :meth:`Lines.close`: the bars stand as they were."""

@@ -158,9 +158,12 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None, runner=None):
                 shown.end(cell.cell, name, cell.status, info.get("steps"))
 
         runner.progress = on
-        if sampler is None:
-            return runner.run()
-        return sampler.sample(runner, lambda: shown.grow(len(runner.cells)))
+        try:
+            if sampler is None:
+                return runner.run()
+            return sampler.sample(runner, lambda: shown.grow(len(runner.cells)))
+        finally:  # interrupted: the cells it cut short say how they ended too
+            shown.close(runner.cells, cell_label, lambda c: getattr(runner.store.cells.get(c.cell), "steps", None))
 
 
 class AutoSampler:

@@ -207,7 +207,8 @@ def sync_latency(inp: Inputs) -> list[Finding]:
             parts += [f" (p10–p90: {spread[0]}–{spread[1]} µs)"] if None not in spread else []
             parts += [] if same else [f" (n={r['syncs']:,} syncs in {r['runs']} rounds)"]
         reps = min(r["reps"] for r in rows)
-        parts += [f" (n={first['syncs']:,} syncs in {first['runs']} rounds each" if same else " (", "; " if same else "",
+        each = " each" if len(rows) > 1 else ""
+        parts += [f" (n={first['syncs']:,} syncs in {first['runs']} rounds{each}" if same else " (", "; " if same else "",
                   "1 repetition: within-run only)" if reps == 1 else f"{reps} repetitions pooled)"]
         flags = [f"{first['row'].get('adapter')}: {first['adapter_class']}"] if first["adapter_class"].startswith("CPU") else []
         out.append(Finding("sync_latency", inp.scope(g), parts + ["."], flags,

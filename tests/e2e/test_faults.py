@@ -251,6 +251,8 @@ def test_ctrl_c_twice_still_writes_the_report(tmp_path):
     cell = run.cell("fresh")
     assert cell["status"] == "failed" and cell["reason"].startswith("interrupted")
     assert _steps_match(run, cli, "fresh") == [0, 1, 2]
+    # through a pipe the cell cut short says how it ended too (harness/cli/progress.py Lines.close)
+    assert "[1/1] chromium decode-loop/fresh [tiny]: failed: 3 of 20 steps in " in cli.stdout, cli.stdout
     h.assert_clean()
 
 

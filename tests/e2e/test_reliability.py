@@ -380,3 +380,22 @@ def test_an_app_page_over_the_injection_cap_is_passed_on_and_said_not_instrument
     assert cell["status"] == "failed" and cell["reason"].startswith("the app's page was not instrumented: /"), cell
     assert "over the proxy's 8 MiB injection cap" in cell["reason"]
     assert any("injection cap" in w["reason"] for w in cell["workers_not_instrumented"]), cell["workers_not_instrumented"]
+
+
+def test_a_run_whose_output_reader_goes_runs_on_and_writes_its_folder(tmp_path):
+    # `run | head -1`: the first line was read, then the pipe closed; the next line raised
+    # BrokenPipeError inside the run, which ended with exit 1, the second cell pending and
+    # nothing analysed (harness/cli/out.py GoneReader)
+    run_dir = tmp_path / "r"
+    cmd = [sys.executable, "-m", "harness", "run", "-b", "chromium", "-w", "decode-loop", "-p", "tiny", "-n", "5",
+           "-o", str(run_dir)]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()
+    proc.stdout.close()                                   # the reader goes
+    _, err = proc.communicate(timeout=600)
+    assert first.startswith("[1/2] chromium decode-loop/fresh [tiny]: started"), first
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert [c["status"] for c in manifest["cells"]] == ["ok", "ok"]
+    assert (run_dir / "report.html").is_file() and (run_dir / "summary.csv").is_file()
