@@ -202,6 +202,8 @@ def difference(a_cells: list[CellData], b_cells: list[CellData], metric: str, wa
             if math.isfinite(ci.low) and math.isfinite(ci.high):
                 lo, hi, how = float(ci.low), float(ci.high), "welch-t"
                 pv = float(t.pvalue) if math.isfinite(t.pvalue) else None
+                if min(va.min(), vb.min()) >= 0:  # a count, a peak, bytes: b cannot go below 0, nor b − a below −a
+                    lo = max(lo, -float(ea.value))  # (t's interval reached −104%); the verdict is the same
         if lo is not None and ea.value != 0:
             rlo, rhi = lo / abs(ea.value), hi / abs(ea.value)
     else:

@@ -361,3 +361,17 @@ def test_a_js_heap_not_available_is_said_in_summary_md_the_report_and_the_consol
     assert r.stdout.count("JS heap not available") == 1 and said in r.stdout
     for name in ("chromium-decode-loop", "mixed-decode-loop"):   # measured there (CDP): nothing said
         assert "JS heap not available" not in _md(analysed[name])
+
+
+def test_an_interval_of_a_quantity_that_cannot_go_below_0_stays_at_or_above_it(tmp_path):
+    # Welch's t interval of WebKit's live_bind_groups_max (reuse − fresh, 2 + 2 repetitions) read
+    # "[−104.1%, −92.3%]": reuse below 0 bind groups. Counts, peaks and bytes are held to ≥ −a.
+    a = pipeline.analyse(HERE / "kept-runs" / "chromium-webkit-repeat2", out_dir=tmp_path)
+    pipeline.write(a)
+    d = pd.read_csv(tmp_path / "differences.csv")
+    welch = d[d["ci_method"] == "welch-t"]
+    assert len(welch) >= 3
+    assert (welch["rel_low"].dropna() >= -1).all(), welch[["metric", "rel_low"]]
+    assert (welch["diff_low"] >= -welch["a_value"]).all()
+    held = welch[welch["metric"] == "live_bind_groups_max"].iloc[0]
+    assert held["rel_low"] == -1 and held["diff_low"] == -held["a_value"] and bool(held["significant"])
