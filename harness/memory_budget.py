@@ -111,9 +111,18 @@ def budget_reading(killed, counted_max, budget, row=None) -> str | None:
     if float(counted_max) > float(budget):  # over it, but by samples no token was counted with
         return f"not decided ({of}: over the budget only where the RSS was not placed on a {_step_unit(row)})"
     said = f"not reached ({of})"
-    if _int(row, "content_rss_samples") == 0:
+    n = _int(row, "content_rss_samples")
+    if n == 0:
         said += ": its content-process RSS rests on no in-step sample (content process not sampled after the warm-up)"
+    elif n is not None and n < MIN_RSS_ROUNDS:
+        said += f": too few RSS rounds to say it was never passed between them (needs {MIN_RSS_ROUNDS})"
     return said
+
+
+#: RSS sampling rounds on the steps below which "not reached" says it rests on too few: the
+#: sampler's period (--memory-interval-ms, 250 ms) can fall between peaks, and one or two rounds
+#: over a run say little of the rest (the statement checker: "not reached … (n=1 RSS round)").
+MIN_RSS_ROUNDS = 3
 
 
 def _int(row, key) -> int | None:
