@@ -128,14 +128,16 @@ class RunStats:
                                      "token's growth over the floors' span; else the rate between drops; no slope from "
                                      "fewer than 10 positions",
                             "significance": "counts of calls (createBindGroup, dispatches, submits…: the same code gives the "
-                                            "same counts): the difference's interval excludes 0 (exact differences: not 0); "
+                                            "same counts): the difference's interval excludes 0, or, the same count on "
+                                            "every step of each side ('exact', no interval), it is not 0; "
                                             "measured quantities (times, JS heap, counts of live objects, modeled bytes of "
                                             "live objects, growth slopes): Welch's t over per-repetition values, 2 "
                                             "repetitions a side at least (else 'within-run only', never significant); the "
                                             "differences decided by Welch's t are corrected together, per run or "
-                                            "comparison, by Holm's step-down procedure (Holm 1979), each one's evidence "
-                                            "naming over how many; RSS of the browser's processes: never significant (a "
-                                            "run's repetitions share them); a zero-width interval is never significant",
+                                            "comparison, by Holm's step-down procedure (Holm 1979): one significant "
+                                            "before it says after the correction over how many it stayed so or not; RSS "
+                                            "of the browser's processes: never significant (a run's repetitions share "
+                                            "them); any other zero-width interval is never significant",
                             "n_resamples": N_RESAMPLES, "seed": SEED},
                 "groups": [g.to_dict() for g in self.groups.values()],
                 "differences": [d.to_dict() for d in self.differences]}
