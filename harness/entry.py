@@ -11,6 +11,7 @@ few seconds), so that clean-up is never cut by a traceback either.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -43,8 +44,27 @@ def _unraisable(hook):
     return unraisable
 
 
+def _open_closed_std() -> None:
+    """Standard descriptors closed at start (``webgpu-harness run >&-``) opened on /dev/null:
+    Python left ``sys.stdout`` None (the console failed as it loaded), and the first file the
+    harness opened would have taken the number 1, so that a browser started with it wrote its
+    output into that file."""
+    for fd, mode, name in ((0, os.O_RDONLY, "stdin"), (1, os.O_WRONLY, "stdout"), (2, os.O_WRONLY, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            new = os.open(os.devnull, mode)
+            if new != fd:
+                os.dup2(new, fd)
+                os.close(new)
+            os.set_inheritable(fd, True)  # os.open's are not (PEP 446): the browser and the collector need it
+            if getattr(sys, name) is None:
+                setattr(sys, name, os.fdopen(fd, "r" if fd == 0 else "w", closefd=False))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); exits with its status."""
+    _open_closed_std()
     signal.signal(signal.SIGINT, _interrupted)
     sys.unraisablehook = _unraisable(sys.unraisablehook)
     args = sys.argv[1:] if argv is None else argv

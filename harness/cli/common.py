@@ -57,7 +57,9 @@ def version_line() -> str:
 
 
 def fail(message: str) -> None:
-    """Print a one-line error and exit 2 (bad input)."""
+    """Print a one-line error and exit 2 (bad input); a line break in it (a path given with one)
+    is written ``\\n``, so the error stays one line."""
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
     err.print(f"error: {message}", highlight=False, soft_wrap=True, markup=False, emoji=False)
     raise typer.Exit(2)
 

@@ -10,11 +10,12 @@ from rich.console import Console
 
 class GoneReader:
     """Standard output (whatever ``sys.stdout`` is at each call) that outlives its reader: once
-    a pipe's reader has gone (``webgpu-harness run | head -1``) a write drops its text instead of
-    raising BrokenPipeError inside a run, which ended the run with exit 1, its cells pending and
-    nothing analysed. The descriptor is pointed at /dev/null then (Python's documented remedy,
-    "Note on SIGPIPE" in the signal module's docs), so the exit's flush is quiet too; the run
-    goes on and writes its folder."""
+    a write to it fails — a pipe's reader has gone (``webgpu-harness run | head -1``), a full
+    device (``> /dev/full``) — it drops its text instead of raising BrokenPipeError or OSError
+    inside a run, which ended the run with exit 1, its cells pending and nothing analysed. The
+    descriptor is pointed at /dev/null then (Python's documented remedy, "Note on SIGPIPE" in
+    the signal module's docs), so the exit's flush is quiet too; the run goes on and writes its
+    folder."""
 
     gone = False
 
@@ -25,7 +26,7 @@ class GoneReader:
         if not self.gone:
             try:
                 return self._out().write(text)
-            except BrokenPipeError:
+            except OSError:  # BrokenPipeError, ENOSPC, EIO
                 self._went()
         return len(text)
 
@@ -33,7 +34,7 @@ class GoneReader:
         if not self.gone:
             try:
                 self._out().flush()
-            except BrokenPipeError:
+            except OSError:
                 self._went()
 
     def _went(self) -> None:
@@ -50,7 +51,7 @@ class GoneReader:
 
 
 # Piped output (make run, CI logs) is not a terminal: rich would wrap tables at 80 columns.
-console = Console(file=GoneReader(), width=None if sys.stdout.isatty() else 160)
+console = Console(file=GoneReader(), width=None if sys.stdout is not None and sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 

@@ -58,7 +58,8 @@ class Lines:
     def end(self, cell: str, label: str, status: str, steps: int | None) -> None:
         """The cell ended with ``status`` after ``steps`` received (None: as last seen)."""
         n = self._steps.get(cell, 0) if steps is None else steps
-        took = self.clock() - self._started.get(cell, self.clock())
+        now = self.clock()
+        took = now - self._started.get(cell, now)  # never started (its browser did not launch): 0 s
         self._order.setdefault(cell, len(self._order) + 1)
         self._ended.add(cell)
         self.say(f"[{self._order[cell]}/{self.cells}] {label}: {status}: {self._of(n, cell)} in {took:.0f} s")

@@ -146,8 +146,11 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None, runner=None):
         shown = Bars(progress, len(runner.cells)) if bars else Lines(say, len(runner.cells))
         workloads = {w.name: w for w in plan.workloads}
 
+        def label(cell) -> str:  # a later repetition named as the console's tables name it
+            return cell_label(cell) + (f" r{cell.repetition}" if getattr(cell, "repetition", 0) else "")
+
         def on(event, cell, info):
-            name = cell_label(cell)
+            name = label(cell)
             if event == "start":
                 # the workload's own steps (its manifest's "steps": e.g. rounds × methods, uploads)
                 total = workloads[cell.workload].expected_steps(cell.params, cell.tokens) if cell.workload in workloads else None
@@ -163,7 +166,7 @@ def execute(plan: P.RunPlan, run_dir: Path, sampler=None, runner=None):
                 return runner.run()
             return sampler.sample(runner, lambda: shown.grow(len(runner.cells)))
         finally:  # interrupted: the cells it cut short say how they ended too
-            shown.close(runner.cells, cell_label, lambda c: getattr(runner.store.cells.get(c.cell), "steps", None))
+            shown.close(runner.cells, label, lambda c: getattr(runner.store.cells.get(c.cell), "steps", None))
 
 
 class AutoSampler:

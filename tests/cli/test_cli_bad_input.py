@@ -403,3 +403,10 @@ def test_the_group_run_with_nothing_still_shows_its_help():
     r = invoke()
     assert r.exit_code == 2 and "Commands:" in r.stderr and len(r.stderr.splitlines()) > 10, r.stderr
     assert not r.stderr.startswith("error: ")
+
+
+def test_a_line_break_in_a_path_stays_one_line():
+    # report $'/x\ny' printed "error: /x" and "y is not a run folder" on two lines
+    r = invoke("report", "/x\ny")
+    lines = lines_of(r)
+    assert r.exit_code == 2 and lines == ["error: /x\\ny is not a run folder (no such folder)"], r.stderr

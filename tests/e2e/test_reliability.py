@@ -399,3 +399,20 @@ def test_a_run_whose_output_reader_goes_runs_on_and_writes_its_folder(tmp_path):
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert [c["status"] for c in manifest["cells"]] == ["ok", "ok"]
     assert (run_dir / "report.html").is_file() and (run_dir / "summary.csv").is_file()
+
+
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed"])
+def test_a_run_whose_stdout_cannot_be_written_runs_on_and_writes_its_folder(tmp_path, stdout):
+    # > /dev/full: OSError (no space) inside the run, exit 1, cells pending, nothing analysed;
+    # >&-: sys.stdout None, the console failed as it loaded (harness/entry.py opens /dev/null there)
+    run_dir = tmp_path / "r"
+    cmd = [sys.executable, "-m", "harness", "run", "-b", "chromium", "-w", "decode-loop", "-p", "tiny", "-n", "5",
+           "-o", str(run_dir)]
+    shell = f'exec "$@" > {stdout}' if stdout != "closed" else 'exec "$@" >&-'
+    r = subprocess.run(["bash", "-c", shell, "_", *cmd], cwd=REPO, capture_output=False, stderr=subprocess.PIPE,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert [c["status"] for c in manifest["cells"]] == ["ok", "ok"]
+    assert (run_dir / "report.html").is_file() and (run_dir / "summary.csv").is_file()
