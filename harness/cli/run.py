@@ -12,7 +12,6 @@ when interrupted twice).
 from __future__ import annotations
 
 import contextlib
-
 import signal
 import sys
 import time

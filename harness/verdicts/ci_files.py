@@ -205,6 +205,10 @@ def markdown(title: str, run: S.RunStats | None, diffs: list[S.Difference], budg
             unit = "step" if d.a.count("/") >= 2 and d.a.split("/")[1] in STEP_UNITS else "token"
             out.append(f"| {d.b} | {d.a} | {_per_step_name(d.metric, unit)} | {'**' + txt + '**' if d.significant else txt} |")
         out.append("")
+    if len(diffs) > len(shown):  # left out of the table, never out of the files
+        left = len(diffs) - len(shown)
+        out += [f"{left} more difference{'s' if left != 1 else ''}, none significant, "
+                f"{'is' if left == 1 else 'are'} in `differences.csv` (every metric × pair of variants).", ""]
     return "\n".join(out) + "\n"
 
 

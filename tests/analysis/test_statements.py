@@ -375,3 +375,18 @@ def test_an_interval_of_a_quantity_that_cannot_go_below_0_stays_at_or_above_it(t
     assert (welch["diff_low"] >= -welch["a_value"]).all()
     held = welch[welch["metric"] == "live_bind_groups_max"].iloc[0]
     assert held["rel_low"] == -1 and held["diff_low"] == -held["a_value"] and bool(held["significant"])
+
+
+def test_summary_md_says_how_many_differences_its_table_leaves_out(tmp_path):
+    # its Differences table shows the significant ones and ms_per_token; the rest were left out
+    # without a word, as if not computed
+    a = pipeline.analyse(RUNS / "mixed-decode-loop", out_dir=tmp_path)
+    pipeline.write(a)
+    d = pd.read_csv(tmp_path / "differences.csv")
+    md = (tmp_path / "summary.md").read_text()
+    table = md.split("### Differences", 1)[1].split("\n\n", 2)[1]
+    rows = [x for x in table.splitlines() if x.startswith("| ") and not x.startswith(("| b |", "| --- |"))]
+    left = len(d) - len(rows)
+    shown = d[(d["significant"] == True) | (d["metric"] == "ms_per_token")]  # noqa: E712
+    assert len(rows) == len(shown) and left > 0
+    assert f"{left} more differences, none significant, are in `differences.csv`" in md
