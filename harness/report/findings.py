@@ -176,9 +176,9 @@ def dispatch_overhead(inp: Inputs) -> list[Finding]:
         flags = [f"{row.get('adapter')}: {m['adapter_class']}"] if m["adapter_class"].startswith("CPU") else []
         g = next((g for g in inp.run.groups.values() if m["cell"] in g.cells), None)
         sweep = f" [{g.key.sweep}]" if g is not None and g.key.sweep else ""  # a sweep's points: one sentence each
-        rounds = max([k for c in shown for k in [m["per"][c][3]] if k] or [0])
-        basis = (f" (mean over {rounds} round{'s' if rounds != 1 else ''} after warm-up; 1 repetition: within-run only)."
-                 if rounds else " (mean over rounds after warm-up; 1 repetition: within-run only).")
+        rounds = max((m["per"][c][3] or 0 for c in shown), default=0)
+        over = f"{rounds} round{'s' if rounds != 1 else ''}" if rounds else "rounds"
+        basis = f" (mean over {over} after warm-up; 1 repetition: within-run only)."
         out.append(Finding("dispatch_overhead", f"{F.provenance(row)} — dispatch-overhead, bind groups {row.get('variant')}{sweep}",
                            parts + [basis], flags, covers=[str(row.get("variant"))]))
     return out
@@ -210,8 +210,7 @@ def sync_latency(inp: Inputs) -> list[Finding]:
         each = " each" if len(rows) > 1 else ""
         parts += [f" (n={first['syncs']:,} syncs in {first['runs']} rounds{each}" if same else " (", "; " if same else "",
                   "1 repetition: within-run only)" if reps == 1 else f"{reps} repetitions pooled)"]
-        flags = [f"{first['row'].get('adapter')}: {first['adapter_class']}"] if first["adapter_class"].startswith("CPU") else []
-        out.append(Finding("sync_latency", inp.scope(g), parts + ["."], flags,
+        out.append(Finding("sync_latency", inp.scope(g), parts + ["."], time_flags(g),
                            covers=[str(g.key.variant)]))  # bind groups fresh / reused: one scope, two sentences
     return out
 
