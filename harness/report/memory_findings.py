@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from harness.memory_budget import budget_reading
 from harness.report.finding import FIELD_KILL_BYTES, PROCESS_ROLES, Finding, Inputs, Number, families
-from harness.stats.floors import MIN_POINTS
+from harness.stats.floors import MIN_FLOORS, MIN_POINTS
 from harness.stats.run import GroupStats
 
 
@@ -136,6 +136,35 @@ def memory_budget(inp: Inputs) -> list[Finding]:
     return out
 
 
+def _drops(row: dict) -> int:
+    """How many drops a row of memory_series.csv names (``events``)."""
+    return len(str(row.get("events") or "").split())
+
+
+def _floors(row: dict) -> int:
+    """How many floors a row of memory_series.csv names (``floors``: ``token:value`` pairs)."""
+    return len(str(row.get("floors") or "").split())
+
+
+def _came_back(row: dict) -> bool:
+    """Whether a growing-until-collected row was seen freed: :data:`MIN_FLOORS` floors or more
+    whose rise a later drop took back (harness/stats/floors.py ``classify``); with fewer it rose
+    and no one knows whether collections would free it (its reason says so)."""
+    return _floors(row) >= MIN_FLOORS
+
+
+def _class_words(row: dict) -> str:
+    """The words of one row's class: :data:`CLASS_WORDS`, ``too few samples (n=K tokens)``, and
+    ``rising`` for a growing-until-collected row that no collection was seen to free
+    (:func:`_came_back`): the class's name would say more than its samples."""
+    kind = row.get("class")
+    if kind == "too-few-samples":
+        return f"{CLASS_WORDS[kind]} ({_n_tokens(int(row.get('points') or 0))})"
+    if kind == "growing-until-collected" and not _came_back(row):
+        return "growing"
+    return CLASS_WORDS.get(kind, str(kind))
+
+
 def _role(metric: str) -> str:
     ptype = metric.rsplit("per_token_", 1)[-1]
     return next((role for role, types in PROCESS_ROLES.items() if ptype in types), "")
@@ -220,22 +249,25 @@ def memory_classes(inp: Inputs) -> list[Finding]:
             parts: list = [f"{label[:1].upper()}{label[1:]}: "]
             for i, g in enumerate(g for g in fam if any(r["group"] == g.key.label for r in rs)):
                 gr = [r for r in rs if r["group"] == g.key.label]
-                words = list(dict.fromkeys(CLASS_WORDS.get(r.get("class"), str(r.get("class")))
-                                           + (f" ({_n_tokens(int(r.get('points') or 0))})" if r.get("class") == "too-few-samples" else "")
-                                           for r in gr))
+                words = list(dict.fromkeys(_class_words(r) for r in gr))
                 parts += ["; " if i else "", f"{g.key.variant} {' / '.join(words)}"]
                 growing = [r for r in gr if r.get("class") == "growing-until-collected"]
                 for j, r in enumerate(growing):  # how fast, and whether anything was ever collected
                     rate, unit = r.get("rate_between_collections"), str(r.get("unit") or "")
                     if rate is not None and rate == rate:
-                        parts += [", rising " if j == 0 else ", "]
+                        parts += [(", rising " if _came_back(r) or len(words) > 1 else " by ") if j == 0 else ", "]
                         parts += ([Number(rate, "bytes/token", None, None, 1, "between drops",
                                           {"workload": "memory", "cell": r["cell"], "series": name,
                                            "field": "rate_between_collections"})] if unit == "bytes"
                                   else [f"{rate:,.3g} {unit}/token"])
-                        parts += [" between drops"]
+                        parts += [" between drops" if _drops(r) else ""]
                     if not _measured(name) and not str(r.get("collection_events") or "").strip():
                         parts += [" (no collection seen)"]  # a counted series: its collected counter never rose
+                unknown = [r for r in growing if not _came_back(r)]
+                if unknown:  # the class says growth a collection frees; here that was not seen
+                    floors = sorted({_floors(r) for r in unknown})
+                    parts += [f"; whether collections bring it back is not known ("
+                              f"{'–'.join(map(str, floors))} floor{'' if floors[-1] == 1 else 's'}; needs {MIN_FLOORS})"]
                 leaks = [r for r in gr if r.get("class") == "retained-growth" and r.get("floor_slope") is not None]
                 for j, r in enumerate(leaks):
                     parts += [", floor slope " if j == 0 else ", ",
