@@ -90,7 +90,7 @@ def memory_budget_columns(summary: pd.DataFrame, steps: pd.DataFrame, memory: pd
     summary["memory_budget_rss_after_last_step"] = pd.array(rss_after, dtype="boolean")
 
 
-def budget_reading(killed, counted_max, budget, row=None) -> str | None:
+def budget_reading(killed, counted_max, budget, row=None, rounds: list[tuple] | None = None) -> str | None:
     """The one wording of a cell's (or a variant's) memory budget, printed by every surface
     (report.html's retention table, findings, summary.md): ``"token 12"`` when the budget was
     passed at token 12 (``would_be_killed_at_token``), ``"not reached (max 165 MB of 400 MB)"``
@@ -100,22 +100,30 @@ def budget_reading(killed, counted_max, budget, row=None) -> str | None:
     samples it rests on: ``"not reached (max 466 MB of 2,048 MB at token 63: RSS carried forward
     from token 21 (n=1))"`` (:func:`rss_words`). At 0 RSS
     rounds placed on a step after the warm-up (``content_rss_samples``) a reading not reached also
-    says it rests on no in-step sample (harness/placement.py ``NOT_SAMPLED_AFTER_WARMUP``)."""
+    says it rests on no in-step sample (harness/placement.py ``NOT_SAMPLED_AFTER_WARMUP``).
+    ``rounds``: for a variant of several repetitions, ``(repetition, content_rss_samples)`` of
+    each: the max names its repetition (``at token 1 of r1``), every repetition's rounds are
+    given, and "too few" or "no in-step sample" follows the fewest (naming the repetitions)."""
     if budget is None or pd.isna(budget) or not budget:
         return None
     if killed is not None and not pd.isna(killed):
         return f"{_step_unit(row)} {int(killed)}"
     if counted_max is None or pd.isna(counted_max):
         return "not measured (no content process RSS or modeled bytes were sampled)"
-    of = f"max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB{rss_words(row)}"
+    of = f"max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB{rss_words(row, rounds)}"
     if float(counted_max) > float(budget):  # over it, but by samples no token was counted with
         return f"not decided ({of}: over the budget only where the RSS was not placed on a {_step_unit(row)})"
     said = f"not reached ({of})"
-    n = _int(row, "content_rss_samples")
+    several = rounds is not None and len(rounds) > 1
+    ns = [n for _, n in rounds if n is not None] if several else [_int(row, "content_rss_samples")]
+    n = min(ns) if ns and None not in ns else None
+    where = "" if not several else " in " + ", ".join(f"r{rep}" for rep, k in rounds if k == n)
     if n == 0:
-        said += ": its content-process RSS rests on no in-step sample (content process not sampled after the warm-up)"
+        said += (f": its content-process RSS rests on no in-step sample{where} "
+                 "(content process not sampled after the warm-up)")
     elif n is not None and n < MIN_RSS_ROUNDS:
-        said += f": too few RSS rounds to say it was never passed between them (needs {MIN_RSS_ROUNDS})"
+        said += (f": too few RSS rounds{where} to say it was never passed between them (needs {MIN_RSS_ROUNDS}"
+                 + (" in each repetition)" if several else ")"))
     return said
 
 
@@ -130,27 +138,36 @@ def _int(row, key) -> int | None:
     return None if v is None or pd.isna(v) else int(v)
 
 
-def rss_words(row) -> str:
+def rss_words(row, rounds: list[tuple] | None = None) -> str:
     """Where a budget max's content RSS came from (summary.csv ``memory_budget_counted_token``,
     ``memory_budget_rss_token``, ``content_rss_samples``: RSS sampling rounds placed on a token):
     ``" at token 63: RSS carried forward from token 21 (n=1 RSS round)"``, ``" at token 63: RSS
     sampled there (n=12 RSS rounds)"``, ``" at token 63: no content RSS sampled by then (modeled
     bytes only)"``, ``": RSS not placed on a token (n=2 RSS rounds placed)"`` (the max came from a
-    sample before or after the steps), or ``""`` without a row."""
+    sample before or after the steps), or ``""`` without a row. ``rounds`` (several repetitions'
+    ``(repetition, rounds)``): ``" at token 1 of r1: RSS sampled there (RSS rounds: n=0 in r0, n=1 in r1)"``."""
     at, rss, n = (_int(row, "memory_budget_counted_token"), _int(row, "memory_budget_rss_token"),
                   _int(row, "content_rss_samples"))
     n_words = f" (n={n} RSS round{'' if n == 1 else 's'})" if n is not None else ""
     unit = _step_unit(row)
-    if at is None:
-        return f": RSS not placed on a {unit}{n_words[:-1]} placed)" if n_words else ""
+    if rounds is not None and len(rounds) > 1:  # a variant's repetitions: the max's, and every one's rounds
+        rep = row.get("repetition") if row is not None else None
+        n_words = " (RSS rounds: " + ", ".join(f"n={k} in r{r}" for r, k in rounds) + ")"
+        if at is None:
+            return f": RSS not placed on a {unit} in r{rep}{n_words}"
+        at_words = f" at {unit} {at} of r{rep}"
+    else:
+        if at is None:
+            return f": RSS not placed on a {unit}{n_words[:-1]} placed)" if n_words else ""
+        at_words = f" at {unit} {at}"
     if rss is None:
-        return f" at {unit} {at}: no content RSS sampled by then (modeled bytes only)"
+        return f"{at_words}: no content RSS sampled by then (modeled bytes only)"
     after = row.get("memory_budget_rss_after_last_step") if row is not None else None
     if rss == at and after is not None and not pd.isna(after) and bool(after):
-        return f" at {unit} {at}: RSS sampled after the last {unit} ended{n_words}"
+        return f"{at_words}: RSS sampled after the last {unit} ended{n_words}"
     if rss == at:
-        return f" at {unit} {at}: RSS sampled there{n_words}"
-    return f" at {unit} {at}: RSS carried forward from {unit} {rss}{n_words}"
+        return f"{at_words}: RSS sampled there{n_words}"
+    return f"{at_words}: RSS carried forward from {unit} {rss}{n_words}"
 
 
 def _step_unit(row) -> str:

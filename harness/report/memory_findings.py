@@ -5,6 +5,8 @@ says what is missing where too few points stood behind a slope or a class."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from harness.memory_budget import budget_reading
 from harness.report.finding import FIELD_KILL_BYTES, PROCESS_ROLES, Finding, Inputs, Number, families
 from harness.stats.floors import MIN_FLOORS, MIN_POINTS
@@ -116,7 +118,10 @@ def memory_budget(inp: Inputs) -> list[Finding]:
                 counted = (rows["memory_budget_counted_bytes_max"].dropna() if "memory_budget_counted_bytes_max" in rows
                            else [])
                 top = rows.loc[counted.astype(float).idxmax()] if len(counted) else None  # the repetition with the most
-                words += [budget_reading(None, float(max(counted)) if len(counted) else None, budget, top)]
+                # every repetition's RSS rounds, not only those of the one with the most
+                rounds = [(r["repetition"], None if pd.isna(r.get("content_rss_samples")) else int(r["content_rss_samples"]))
+                          for _, r in rows.iterrows()] if "content_rss_samples" in rows else None
+                words += [budget_reading(None, float(max(counted)) if len(counted) else None, budget, top, rounds)]
             # the one projection (harness/stats/workloads/retention.py): the counted quantity, per cell
             proj = [r["budget_projection"] for r in ret_rows if r["cell"] in g.cells and r.get("budget_projection")
                     and r["budget_projection"]["token"] is not None]

@@ -86,6 +86,15 @@ def test_a_cell_whose_content_process_was_sampled_only_in_the_warm_up_says_so(re
                            "its content-process RSS rests on no in-step sample (content process not sampled after the warm-up)"), budget
     others = [x for x in out.splitlines() if "memory budget" in x and x is not budget]
     assert len(others) == 8 and sum("no in-step sample" in x for x in others) == 1
+    # the variant's sentence (findings, summary.md): its max came from r1 (1 RSS round), and it
+    # names r0's none too, not only the rounds of the repetition whose max it quotes
+    line = next(x for x in (d / "summary.md").read_text().splitlines()
+                if x.startswith("- Memory budget") and "max 165 MB of 2,048 MB at token 1 of r1" in x)
+    assert ("reuse not reached (max 165 MB of 2,048 MB at token 1 of r1: RSS sampled there (RSS rounds: n=0 in r0, "
+            "n=1 in r1)): its content-process RSS rests on no in-step sample in r0") in line, line
+    assert "fresh not reached (max 165 MB of 2,048 MB at token 20 of r0: RSS sampled there (RSS rounds: n=2 in r0, " \
+           "n=2 in r1)): too few RSS rounds in r0, r1 to say it was never passed between them (needs 3 in each " \
+           "repetition)" in line, line
 
 
 def test_memory_class_sentences_cover_only_their_variants_and_give_n_per_variant(reported):
