@@ -157,11 +157,13 @@ def test_report_command_writes_every_file_and_is_deterministic(tmp_path):
     (["/nonexistent/run"], "is not a run folder (no such folder)"),
     (["{tmp}"], "no manifest.json"),
     (["{tmp}/afile"], "is not a run folder (a file, not a folder)"),  # said "(no such folder)"
+    (["{tmp}/gone"], "is not a run folder (a link to a path that does not exist)"),  # said "(not a folder)"
 ])
 def test_report_of_a_folder_that_is_not_a_run_is_one_line_exit_2(args, words, tmp_path):
     from conftest import run_cli
 
     (tmp_path / "afile").write_text("{}")
+    (tmp_path / "gone").symlink_to(tmp_path / "no-such-run")
     r = run_cli("report", *[a.format(tmp=tmp_path) for a in args])
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert r.returncode == 2 and len(lines) == 1 and words in lines[0], r.stderr
