@@ -55,12 +55,10 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
     """``manifest.json`` of ``run_dir``. Raises :class:`RunFolderError` (one line) when the folder
     or the file is missing, the file is not a regular file (a FIFO, a folder, a device: never
     waited on), not JSON, or nests deeper than Python can parse."""
-    run_dir = Path(run_dir)
-    path = run_dir / "manifest.json"
+    run_dir, path = Path(run_dir), Path(run_dir) / "manifest.json"
     if not run_dir.is_dir():
-        what = ("a file, not a folder" if run_dir.is_file() else
-                "a link to a path that does not exist" if run_dir.is_symlink() and not run_dir.exists() else
-                "not a folder" if os.path.lexists(run_dir) else "no such folder")
+        what = ("a file, not a folder" if run_dir.is_file() else "a link to a path that does not exist" if run_dir.is_symlink()
+                and not run_dir.exists() else "not a folder" if os.path.lexists(run_dir) else "no such folder")
         raise RunFolderError(f"{run_dir} is not a run folder ({what})")
     if not os.path.lexists(path):
         raise RunFolderError(f"{run_dir} is not a run folder (no manifest.json)")
