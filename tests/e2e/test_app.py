@@ -221,7 +221,10 @@ def test_webkit_actions_and_script_get_the_selenium_driver(apps, tmp_path_factor
 ])
 def test_actions_that_fail_fail_the_cell_and_keep_the_samples(apps, tmp_path_factory, tmp_path, args, reason):
     script = tmp_path / "boom.py"
-    script.write_text("def drive(page):\n    raise ValueError('the app has no such button')\n")
+    # the script raises once the app is done, so its steps were sent before the cell fails (raising
+    # at once raced the first step on a loaded machine: 0 steps kept)
+    script.write_text("def drive(page):\n    page.wait_for_selector('text=done', timeout=60000)\n"
+                      "    raise ValueError('the app has no such button')\n")
     args = [str(script) if a == "RAISES" else a for a in args]
     # main-thread computes as it loads: its steps arrive before the action fails, and are kept
     r = app_run(tmp_path_factory, "fail", f"{apps}/main-thread/?steps=200", "-b", "chromium", *args)
