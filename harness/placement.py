@@ -10,6 +10,7 @@ run-folder side of harness/store/timeline.py, used by harness/tables.py.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from harness.store import catalog
@@ -115,15 +116,24 @@ def place_steps(cells: list[str], steps: list[int], senders: list[str], t_ms: li
     sender) from the steps' cells, numbers, senders (:func:`sender`), ``t_ms`` and ``wall_ms``
     (parallel lists, one entry per step sample), and each cell's step spans
     (harness/store/timeline.py)."""
-    by_cell: dict[str, list] = {}
-    ends: list[float | None] = []
-    for cell, step, who, t, wall in zip(cells, steps, senders, t_ms, wall_ms):
+    ends: list[float | None] = [None] * len(cells)
+    of: dict[tuple[str, str], list[int]] = {}  # (cell, sender) → its steps' indices: one clock fit each
+    for i, (cell, who, t) in enumerate(zip(cells, senders, t_ms)):
+        if t is not None:
+            of.setdefault((cell, who), []).append(i)
+    for (cell, who), idx in of.items():
         clock = clocks.get(cell)
-        fit = clock.fit(who) if clock is not None and t is not None else None
-        end = round(fit.run_s(float(t)), 6) if fit is not None else None
-        ends.append(end)
-        if fit is not None:
-            clock.step_senders.add(who)
+        fit = clock.fit(who) if clock is not None else None
+        if fit is None:
+            continue
+        clock.step_senders.add(who)
+        # ClockFit.run_s, as one array: the same float operations in the same order, per step
+        run_s = ((fit.time_origin_ms or 0.0) + np.array([t_ms[i] for i in idx], dtype=float) - fit.offset_ms) / 1000.0
+        for i, end in zip(idx, run_s.tolist()):
+            ends[i] = round(end, 6)
+    by_cell: dict[str, list] = {}
+    for cell, step, end, wall in zip(cells, steps, ends, wall_ms):
+        if end is not None:
             by_cell.setdefault(cell, []).append((step, end, wall))
     return ends, {c: TL.spans(v) for c, v in by_cell.items()}
 

@@ -178,6 +178,13 @@ def add_bands(fig: go.Figure, bands: list, warmup: int, names: dict[str, str], c
                                                                  "variant": b.variant}, **common))
 
 
+def cell_steps(steps, column: str) -> dict:
+    """Cell id → its rows of steps.csv's ``cell``, ``step`` and ``column`` (where steps.csv has
+    it), split once: filtering the whole table per cell took every one of its ~90 columns along."""
+    cols = [c for c in ("cell", "step", column) if c in steps]
+    return dict(tuple(steps[cols].groupby("cell", sort=False))) if len(steps) and "cell" in steps else {}
+
+
 def line_chart(tables, names: Names, column: str, title: str, ytitle: str, bands: list | None = None,
                warmup: int = 1, group_names: dict[str, str] | None = None) -> dict:
     """One trace per cell of steps.csv ``column`` over tokens (reduced for drawing), plus ``bands``.
@@ -186,10 +193,11 @@ def line_chart(tables, names: Names, column: str, title: str, ytitle: str, bands
     seen: set[str] = set()
     colors: dict[str, str] = {}
     points: dict[int, tuple[list, list]] = {}
+    by_cell = cell_steps(tables.steps, column)
     for _, row in tables.summary.iterrows():
         if row["workload"] in NOT_TOKENS:
             continue
-        s = tables.steps[tables.steps["cell"] == row["cell"]]
+        s = by_cell.get(row["cell"], tables.steps.iloc[0:0])
         if not len(s) or column not in s or s[column].isna().all():
             continue
         name = names.of(row)
@@ -219,8 +227,9 @@ def collection_marks(tables, events: dict) -> list[dict]:
     token with a collection event (``events``: cell → {"natural", "forced"} tokens, from
     harness/stats/workloads/memory.py) at that token's wall ms."""
     out = []
+    by_cell = cell_steps(tables.steps, "wall_ms") if events else {}
     for cell, ev in (events or {}).items():
-        s = tables.steps[tables.steps["cell"] == cell]
+        s = by_cell.get(cell, tables.steps.iloc[0:0])
         wall = dict(zip(s["step"].tolist(), s["wall_ms"].tolist()))  # steps.csv has one row per (cell, step)
         for kind, symbol in (("natural", "x"), ("forced", "star")):
             toks = [t for t in ev.get(kind, []) if t in wall and wall[t] == wall[t]]
