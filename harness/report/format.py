@@ -102,13 +102,13 @@ def estimate(e: Any) -> str:
 def rate_between_collections(v: float, unit: str, floors: int | None, drops: int | None = None) -> str:
     """A growth slope fitted from fewer than 3 memory floors (``basis`` ``series``): how fast the
     series rose between collections, never a growth rate: ``rose 8 bind groups/token between
-    collections (1 floor; needs 3)`` (3: harness/stats/floors.py MIN_FLOORS); where no drop at
-    all was seen (``drops`` 0) there is nothing "between": ``rose 7 bind groups/token; no
-    collection seen``."""
+    collections (1 floor; needs 3)`` (3: harness/stats/floors.py MIN_FLOORS); where the series
+    never dropped (``drops`` 0: no fall, no collection of its own objects; a forced collection
+    may have freed none) there is nothing "between": ``rose 7 bind groups/token and never fell``."""
     k = floors or 0
     amount = value(v, unit) if "bytes" in unit else f"{value(v, unit)} {unit}"
     if drops == 0:
-        return f"rose {amount}; no collection seen"
+        return f"rose {amount} and never fell"
     return f"rose {amount} between collections ({k} floor{'' if k == 1 else 's'}; needs 3)"
 
 

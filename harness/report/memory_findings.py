@@ -141,9 +141,10 @@ def memory_budget(inp: Inputs) -> list[Finding]:
     return out
 
 
-def _drops(row: dict) -> int:
-    """How many drops a row of memory_series.csv names (``events``)."""
-    return len(str(row.get("events") or "").split())
+def _falls(row: dict) -> int:
+    """How many steps a row of memory_series.csv says the series fell in (``falls``)."""
+    f = row.get("falls")
+    return len(str(f).split()) if f is not None and f == f else 0
 
 
 def _floors(row: dict) -> int:
@@ -265,7 +266,7 @@ def memory_classes(inp: Inputs) -> list[Finding]:
                                           {"workload": "memory", "cell": r["cell"], "series": name,
                                            "field": "rate_between_collections"})] if unit == "bytes"
                                   else [f"{rate:,.3g} {unit}/token"])
-                        parts += [" between drops" if _drops(r) else ""]
+                        parts += [" between drops" if _falls(r) else ""]  # a forced collection that freed nothing is no drop
                     if not _measured(name) and not str(r.get("collection_events") or "").strip():
                         parts += [" (no collection seen)"]  # a counted series: its collected counter never rose
                 unknown = [r for r in growing if not _came_back(r)]
@@ -347,17 +348,29 @@ def _n_per_variant(fam, rs: list[dict]) -> str:
 
 
 def _evidence(rows: list[dict]) -> str:
-    """``n=15 positions, 10 drops`` (memory_series.csv ``points`` and ``events``) for one series'
-    rows, as a range where repetitions differ (``n=12–15 positions, 1–3 drops``): what a class rests on."""
+    """``n=15 positions, 10 falls`` for one series' rows (memory_series.csv ``points``, ``falls``
+    and, where there were any, ``collection_events`` and ``forced_events``), as a range where
+    repetitions differ (``n=12–15 positions, 1–3 falls, 2 collection events``): what a class
+    rests on. Falls and collections are counted apart: a collection that freed none of the
+    series' objects is not a fall, and a forced collection may free nothing."""
     def span(vals: list[int], one: str, many: str) -> str:
         lo, hi = min(vals), max(vals)
         return f"{lo}{'–' + str(hi) if hi != lo else ''} {one if hi == 1 else many}"
 
+    def count(r: dict, key: str) -> int:
+        v = r.get(key)
+        return len(str(v).split()) if v is not None and v == v else 0
+
     points = [int(r.get("points") or 0) for r in rows]
-    drops = [len(str(r.get("events") or "").split()) for r in rows]
     if not points:
         return "no rows"
-    return f"n={span(points, 'position', 'positions')}, {span(drops, 'drop', 'drops')}"
+    out = [f"n={span(points, 'position', 'positions')}", span([count(r, "falls") for r in rows], "fall", "falls")]
+    for key, one, many in (("collection_events", "collection event", "collection events"),
+                           ("forced_events", "forced collection", "forced collections")):
+        n = [count(r, key) for r in rows]
+        if any(n):
+            out.append(span(n, one, many))
+    return ", ".join(out)
 
 
 def _n_tokens(n: int) -> str:

@@ -47,8 +47,9 @@ class Estimate:
     #: growth metrics: the fewest floors behind the slope among the repetitions fitted (a slope on
     #: ``series`` is a rate between collections from fewer than 3 floors, not a growth rate)
     floors: int | None = None
-    #: growth metrics: the most drops (own collections, falls, forced collections) any repetition
-    #: fitted saw; 0: no collection seen at all, so a ``series`` slope is no "rate between collections"
+    #: growth metrics: the most drops (collections of the series' own objects, falls; a forced
+    #: collection that freed none is none) any repetition fitted saw; 0: no collection of it seen,
+    #: so a ``series`` slope is no "rate between collections"
     drops: int | None = None
     #: a per-token metric above SUBSAMPLE_TOKENS tokens: its m-out-of-n bootstrap replicates and
     #: m, drawn with a seed of its own, so that a difference of two such groups reuses them
@@ -131,7 +132,7 @@ def estimate(cells: list[CellData], metric: str, warmup: int = DEFAULT_WARMUP, s
         res.append(fp.res)
         mc = memory_of(c, warmup).classes.get(growth_series(metric) or "")
         nfloors.append(len(mc.floors) if mc is not None else 0)
-        ndrops.append(len(mc.events) if mc is not None else 0)
+        ndrops.append(len(set(mc.collections) | set(mc.falls)) if mc is not None else 0)  # forced ones that freed none: no drop
     if not strata:
         if few:
             return Estimate(metric, kind, unit, "slope", None, None, None, few[0].why, max(f.points for f in few),

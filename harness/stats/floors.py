@@ -12,8 +12,8 @@ Classes (:func:`classify`)::
 
     value
       |        /|        /|        /|      bounded: the floors stay flat (collections bring it
-      |      /  |      /  |      /  |      back), or each of MIN_RETURNS or more floors is back at
-      |    /    |    /    |    /    |      its first value, or it never rose above it but fell
+      |      /  |      /  |      /  |      back), or MIN_RETURNS floors or more are back at its
+      |    /    |    /    |    /    |      first value (the last, or none rising), or never rose but fell
       |  /      |  /      |  /      |      retained growth: at least MIN_FLOORS floors that rise
       |/________|/________|/________|___   (Sen's 95% CI of their slope above 0, more than one
                 ^         ^         ^      token's growth over their span): a leak
@@ -304,13 +304,14 @@ def classify(cell: str, series: str, label: str, unit: str, t: np.ndarray, y: np
     seen = "no collection seen" if not ev else f"{len(floors)} floor(s) ({too_few(len(floors), MIN_FLOORS, 'floors')})"
     one_token = max(mc.rate or 0.0, 0.0)
     mc.reason_values["rate"] = [mc.rate, f"{unit}/token"]
-    if own and len(floors) >= MIN_RETURNS and all(v <= y[0] + one_token for _, v in floors):
-        mc.kind = "bounded"  # seen, not fitted: each collection brought it back to where it started
+    if own and len(floors) >= MIN_RETURNS and all(v <= y[0] + one_token for _, v in floors) and (floors[-1][1] <= y[0]
+            + tolerance or all(b[1] <= a[1] + tolerance for a, b in zip(floors, floors[1:]))):
+        mc.kind = "bounded"  # seen, not fitted (floors above the start that each sit higher: a rise too short to fit)
         mc.reason = (f"each of its {len(floors)} drops brought it back to its first value or below (within one "
                      f"token's growth); no floor slope from {too_few(len(floors), MIN_FLOORS, 'floors')}")
     elif rising:
         mc.kind = "growing-until-collected"
-        mc.reason = (f"{seen} in {len(t)} positions while it rose {{rate}}{' between drops' if ev else ''}; "
+        mc.reason = (f"{seen} in {len(t)} positions while it rose {{rate}}{' between drops' if own else ''}; "
                      "whether collections would bring it back is not known (--gc-checkpoints N forces some)")
     elif own:
         mc.kind = "bounded"

@@ -128,19 +128,33 @@ def junit_xml(results: list[BudgetResult], path: Path, suite: str = "webgpu-harn
     return Path(path)
 
 
+def stated_growth(n) -> bool:
+    """Whether a growth per token (a :class:`harness.report.finding.Number` of a ``*growth*``
+    metric) carries a trend the findings state: its 95% CI excludes 0, from 2 repetitions or more,
+    fitted to 3 floors or more or to a flat series (not a rate between collections from fewer
+    floors: harness/report/format.py ``rate_between_collections``)."""
+    return bool(n.excludes_zero and (n.n_reps or 0) >= 2 and "series" not in str(n.basis or "").split("+"))
+
+
 def findings_markdown(findings: list[Finding], budgets: list[BudgetResult],
                       diffs: list[S.Difference] | None = None) -> list[str]:
     """Lines of summary.md's "Findings": budget badges, then per scope one bullet per finding
     (value [95% CI]), the same sentences as the report's first section. Numbers are in bold but
     a difference's (``ref`` field ``diff``/``rel``): bold only when that difference of ``diffs``
-    is significant, as in the Differences table (bold means significant)."""
+    is significant, as in the Differences table (bold means significant), a growth per token
+    only where the findings state a trend (:func:`stated_growth`), a rate between drops never."""
     significant = {(d.a, d.b, d.metric) for d in diffs or [] if d.significant}
 
     def bold(n) -> bool:
         r = n.ref or {}
         if n.value is None:  # no number, only what is missing ("too few floors (n=2; needs 3)")
             return False
-        return r.get("field") not in ("diff", "rel") or (r.get("a"), r.get("b"), r.get("metric")) in significant
+        if r.get("field") in ("diff", "rel"):
+            return (r.get("a"), r.get("b"), r.get("metric")) in significant
+        if r.get("field") == "rate_between_collections":  # a rise between drops, no growth stated
+            return False
+        # a group's growth per token: bold only where a trend is stated
+        return stated_growth(n) if "growth" in str(r.get("metric") or "") and "group" in r else True
     out = ["### Findings", ""]
     if budgets:
         icon = {"passed": "✅ pass", "failed": "❌ fail", "skipped": "⏭️ skip"}

@@ -111,10 +111,10 @@ def test_a_rise_with_no_collection_is_not_a_rate_between_collections(chk_c):
     assert {s["live"]["bind_groups_collected"] for s in steps} == {0}
     rise = {b["live"]["bind_groups_live"] - a["live"]["bind_groups_live"] for a, b in zip(steps[1:-1], steps[2:-1])}
     assert rise == {7}                                                          # 7 bind groups a step, none freed
-    assert "rose 7 bind groups/step; no collection seen" in (out / "summary.md").read_text()
+    assert "rose 7 bind groups/step and never fell" in (out / "summary.md").read_text()
     text = " ".join(f.text() for f in analysis.findings)
     assert "between collections (0 floors" not in text
-    assert "rose 112 KiB/step; no collection seen" in text
+    assert "rose 112 KiB/step and never fell" in text
     assert _series(out)["bind_groups_live"]["reason"].startswith("no collection seen in 61 positions while it rose 7;")
 
 

@@ -50,10 +50,10 @@ def test_a_js_heap_sawtooth_is_not_called_flat(analysis):
     assert "never rose" not in heap["reason"] and "brought it back to 1.33 MiB" in heap["reason"]
     # the classification of memory_series.csv is the one the findings and the Memory section print
     said = next(f.text() for f in analysis.findings if f.text().startswith("Worker JS heap used"))
-    # with what each class rests on (positions and drops: memory_series.csv points, events) and the
-    # rate between drops of the growing one
+    # with what each class rests on (positions and falls: memory_series.csv points, falls; the heap
+    # has no collection counter) and the rate between drops of the growing one
     assert said == ("Worker JS heap used (CDP, measured): fresh growing until collected, rising 519 KiB/token between "
-                    "drops (n=48 positions, 16 drops); reuse bounded (n=54 positions, 19 drops).")
+                    "drops (n=48 positions, 16 falls); reuse bounded (n=54 positions, 19 falls).")
     assert not any("worker JS heap" in f.text() for f in analysis.findings if f.text().startswith("Flat"))
     html = (analysis.out_dir / "report.html").read_text(encoding="utf-8")
     assert re.search(r"worker JS heap used \(CDP, measured\)</td><td class=\"l\">growing-until-collected", html)
@@ -230,3 +230,33 @@ def test_growing_until_collected_only_where_a_collection_took_the_rise_back(name
         assert any("until collected" not in t and " growing by " in t
                    and f"whether collections bring it back is not known ({floors} floor" in t for t in said), said
     assert len(said) == len(came_back) + len(unknown)
+
+
+def test_bounded_needs_floors_that_do_not_rise_and_falls_are_counted_apart_from_collections(tmp_path):
+    # bind-group-cache: the buffer bytes' 2 floors sit above the first value and each higher
+    # (1,305,128 B at step 7, then 1,317,416 / 1,318,440 B: the KV cache's 1,024 B a token): a rise
+    # too short to fit, not "collections bring them back"
+    a, _ = pipeline.analyse_and_write(HERE / "runs" / "chromium-bind-group-cache", out_dir=tmp_path / "cache")
+    rows = _series_csv(a)
+    for variant in ("evict", "never"):
+        r = rows[(f"chromium.decode-loop.reuse.tiny.bind_group_cache-{variant}.r0", "buffer_bytes_live")]
+        floors = [float(f.split(":")[1]) for f in r["floors"].split()]
+        assert len(floors) == 2 and float(r["first"]) < floors[0] < floors[1], r
+        assert r["class"] == "growing-until-collected", r
+    text = [f.text() for f in a.findings if f.kind == "memory_classes"]
+    assert not any(t.startswith("Bounded") and "buffer bytes not destroyed" in t for t in text), text
+    assert sum(t.startswith("Buffer bytes not destroyed") and "not known (2 floors; needs 3)" in t
+               and "(n=23 positions, 2 falls, 2 forced collections)" in t for t in text) == 2, text
+    # never: the bind groups never fell; the 2 forced collections freed none: no "drops" to be between
+    never = rows[("chromium.decode-loop.reuse.tiny.bind_group_cache-never.r0", "bind_groups_live")]
+    assert (never["falls"], never["collection_events"], never["forced_events"]) == ("", "", "7 20")
+    said = next(t for t in text if t.startswith("Live GPUBindGroup wrappers") and "bind_group_cache=never" in t)
+    assert "(n=23 positions, 0 falls, 2 forced collections)" in said and "between drops" not in said, said
+    md = (a.out_dir / "summary.md").read_text(encoding="utf-8")
+    assert "rose 8 bind groups/token and never fell" in md and "**rose" not in md and "**18 KiB/token**" not in md
+    # ort-run: 7 steps in which wrappers were collected, 5 in which the count fell
+    b, _ = pipeline.analyse_and_write(HERE / "runs" / "chromium-ort-run", out_dir=tmp_path / "ort")
+    r = _series_csv(b)[("chromium.ort-run.default.conv-tiny.r0", "bind_groups_live")]
+    assert (len(r["falls"].split()), len(r["collection_events"].split())) == (5, 7)
+    assert any("live GPUBindGroup wrappers (created − collected) (n=17 positions, 5 falls, 7 collection events)" in f.text()
+               for f in b.findings), [f.text() for f in b.findings]

@@ -216,12 +216,14 @@ def test_chromium_rss_with_too_few_samples_projects_nothing(analysed):
 
 
 def test_a_slope_from_too_few_floors_reads_as_a_rate_between_collections(analysed):
-    a = analysed["chromium-gc-cadence"]                      # 40 tokens, 1 collection seen: 1 floor
+    a = analysed["chromium-gc-cadence"]        # 40 tokens, 1 forced collection that freed none: 1 floor
     rows = {r["metric"]: r for r in csv.DictReader((a.out_dir / "stats.csv").open(encoding="utf-8"))}
     r = rows["live_bind_groups_growth_per_token"]
     assert (r["basis"], r["floors"], float(r["value"])) == ("series", "1", 8.0)   # 8 createBindGroup/token kept
-    said = "rose 8 bind groups/token between collections (1 floor; needs 3)"
-    assert said in _findings(a) and said in _md(a)
+    series = {x["series"]: x for x in csv.DictReader((a.out_dir / "memory_series.csv").open(encoding="utf-8"))}
+    assert (series["bind_groups_live"]["forced_events"], series["bind_groups_live"]["falls"]) == ("30", "")
+    said = "rose 8 bind groups/token and never fell"   # nothing between: the forced collection freed none
+    assert said in _findings(a) and said in _md(a) and "between collections (1 floor" not in _findings(a)
     assert "grow rose" not in _findings(a) and "grow **8" not in _md(a)
     assert rows["rss_growth_bytes_per_token_renderer"]["basis"] == "too-few"
     # emulated WebKit, 1 collection in each repetition: the modeled bytes rose 42 × 16 KiB a token between them
