@@ -95,12 +95,13 @@ def budget_reading(killed, counted_max, budget, row=None, rounds: list[tuple] | 
     (report.html's retention table, findings, summary.md): ``"token 12"`` when the budget was
     passed at token 12 (``would_be_killed_at_token``), ``"not reached (max 165 MB of 400 MB)"``
     when it was not (``memory_budget_counted_bytes_max``: the most it counted, MB = 10⁶ bytes),
-    ``"not measured (…)"`` when nothing it counts was sampled; None without a budget. With
+    ``"not measured (…)"`` when nothing it counts was sampled; ``"not decided (max …): …"`` when it
+    was not passed but rests on fewer than :data:`MIN_RSS_ROUNDS` RSS rounds on the steps (or none
+    after the warm-up: ``content_rss_samples``), which says so; None without a budget. With
     ``row`` (the cell's summary.csv row) a max says where its RSS came from and how many RSS
     samples it rests on: ``"not reached (max 466 MB of 2,048 MB at token 63: RSS carried forward
-    from token 21 (n=1))"`` (:func:`rss_words`). At 0 RSS
-    rounds placed on a step after the warm-up (``content_rss_samples``) a reading not reached also
-    says it rests on no in-step sample (harness/placement.py ``NOT_SAMPLED_AFTER_WARMUP``).
+    from token 21 (n=1))"`` (:func:`rss_words`). At 0 RSS rounds placed on a step after the
+    warm-up the reading says it rests on no in-step sample (harness/placement.py ``NOT_SAMPLED_AFTER_WARMUP``).
     ``rounds``: for a variant of several repetitions, ``(repetition, content_rss_samples)`` of
     each: the max names its repetition (``at token 1 of r1``), every repetition's rounds are
     given, and "too few" or "no in-step sample" follows the fewest (naming the repetitions)."""
@@ -113,21 +114,20 @@ def budget_reading(killed, counted_max, budget, row=None, rounds: list[tuple] | 
     of = f"max {round(float(counted_max) / 1e6):,} MB of {float(budget) / 1e6:,.0f} MB{rss_words(row, rounds)}"
     if float(counted_max) > float(budget):  # over it, but by samples no token was counted with
         return f"not decided ({of}: over the budget only where the RSS was not placed on a {_step_unit(row)})"
-    said = f"not reached ({of})"
     several = rounds is not None and len(rounds) > 1
     ns = [n for _, n in rounds if n is not None] if several else [_int(row, "content_rss_samples")]
     n = min(ns) if ns and None not in ns else None
     where = "" if not several else " in " + ", ".join(f"r{rep}" for rep, k in rounds if k == n)
-    if n == 0:
-        said += (f": its content-process RSS rests on no in-step sample{where} "
-                 "(content process not sampled after the warm-up)")
-    elif n is not None and n < MIN_RSS_ROUNDS:
-        said += (f": too few RSS rounds{where} to say it was never passed between them (needs {MIN_RSS_ROUNDS}"
-                 + (" in each repetition)" if several else ")"))
-    return said
+    if n == 0:  # below the budget where it was sampled, which is too little to say it was never passed
+        return (f"not decided ({of}): its content-process RSS rests on no in-step sample{where} "
+                "(content process not sampled after the warm-up)")
+    if n is not None and n < MIN_RSS_ROUNDS:
+        return (f"not decided ({of}): too few RSS rounds{where} to say it was never passed between them (needs "
+                f"{MIN_RSS_ROUNDS}" + (" in each repetition)" if several else ")"))
+    return f"not reached ({of})"
 
 
-#: RSS sampling rounds on the steps below which "not reached" says it rests on too few: the
+#: RSS sampling rounds on the steps below which a budget not passed is "not decided", too few: the
 #: sampler's period (--memory-interval-ms, 250 ms) can fall between peaks, and one or two rounds
 #: over a run say little of the rest (the statement checker: "not reached … (n=1 RSS round)").
 MIN_RSS_ROUNDS = 3

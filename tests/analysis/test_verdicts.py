@@ -38,11 +38,13 @@ def test_a_budget_not_crossed_says_not_reached_with_the_most_it_counted(analysed
     counted = s["memory_budget_counted_bytes_max"]
     assert (counted > 0).all() and (counted < 400e6).all()
     for variant, rows in s.groupby("variant"):
-        said = f"{variant} not reached (max {rows['memory_budget_counted_bytes_max'].max() / 1e6:,.0f} MB of 400 MB"
+        # 1 or 2 RSS rounds behind each: not passed where sampled, too few to say it never was
+        word = "not reached" if rows["content_rss_samples"].min() >= 3 else "not decided"
+        said = f"{variant} {word} (max {rows['memory_budget_counted_bytes_max'].max() / 1e6:,.0f} MB of 400 MB"
         assert said in _text(a), _text(a)
     for name in ("summary.md", "report.html"):
         text = (a.out_dir / name).read_text(encoding="utf-8")
-        assert "not reached (max " in text and "would be killed at token 0" not in text and "bounded: bounded" not in text
+        assert "not decided (max " in text and "would be killed at token 0" not in text and "bounded: bounded" not in text
     # nothing is projected from a series the budget does not count (RSS of every process, the GPU process)
     for r in a.workloads["memory"]["rows"]:
         if not M.budgeted(r["series"]):

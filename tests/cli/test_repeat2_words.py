@@ -82,7 +82,7 @@ def test_a_cell_whose_content_process_was_sampled_only_in_the_warm_up_says_so(re
         or note in page
     assert "156.8 (n=0: warm-up only)" in page  # the cells table (the retention table is memory.j2's)
     budget = next(x for x in out.splitlines() if "chromium decode-loop/reuse [tiny]:" in x and "memory budget" in x)
-    assert budget.endswith("not reached (max 164 MB of 2,048 MB: RSS not placed on a token (n=0 RSS rounds placed)): "
+    assert budget.endswith("not decided (max 164 MB of 2,048 MB: RSS not placed on a token (n=0 RSS rounds placed)): "
                            "its content-process RSS rests on no in-step sample (content process not sampled after the warm-up)"), budget
     others = [x for x in out.splitlines() if "memory budget" in x and x is not budget]
     assert len(others) == 8 and sum("no in-step sample" in x for x in others) == 1
@@ -90,9 +90,9 @@ def test_a_cell_whose_content_process_was_sampled_only_in_the_warm_up_says_so(re
     # names r0's none too, not only the rounds of the repetition whose max it quotes
     line = next(x for x in (d / "summary.md").read_text().splitlines()
                 if x.startswith("- Memory budget") and "max 165 MB of 2,048 MB at token 1 of r1" in x)
-    assert ("reuse not reached (max 165 MB of 2,048 MB at token 1 of r1: RSS sampled there (RSS rounds: n=0 in r0, "
+    assert ("reuse not decided (max 165 MB of 2,048 MB at token 1 of r1: RSS sampled there (RSS rounds: n=0 in r0, "
             "n=1 in r1)): its content-process RSS rests on no in-step sample in r0") in line, line
-    assert "fresh not reached (max 165 MB of 2,048 MB at token 20 of r0: RSS sampled there (RSS rounds: n=2 in r0, " \
+    assert "fresh not decided (max 165 MB of 2,048 MB at token 20 of r0: RSS sampled there (RSS rounds: n=2 in r0, " \
            "n=2 in r1)): too few RSS rounds in r0, r1 to say it was never passed between them (needs 3 in each " \
            "repetition)" in line, line
 
