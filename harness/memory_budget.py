@@ -143,7 +143,7 @@ def rss_words(row, rounds: list[tuple] | None = None) -> str:
     ``memory_budget_rss_token``, ``content_rss_samples``: RSS sampling rounds placed on a token):
     ``" at token 63: RSS carried forward from token 21 (n=1 RSS round)"``, ``" at token 63: RSS
     sampled there (n=12 RSS rounds)"``, ``" at token 63: no content RSS sampled by then (modeled
-    bytes only)"``, ``": RSS not placed on a token (n=2 RSS rounds placed)"`` (the max came from a
+    bytes only)"``, ``": RSS sampled outside the tokens (n=2 RSS rounds on them)"`` (the max came from a
     sample before or after the steps), or ``""`` without a row. ``rounds`` (several repetitions'
     ``(repetition, rounds)``): ``" at token 1 of r1: RSS sampled there (RSS rounds: n=0 in r0, n=1 in r1)"``."""
     at, rss, n = (_int(row, "memory_budget_counted_token"), _int(row, "memory_budget_rss_token"),
@@ -154,11 +154,12 @@ def rss_words(row, rounds: list[tuple] | None = None) -> str:
         rep = row.get("repetition") if row is not None else None
         n_words = " (RSS rounds: " + ", ".join(f"n={k} in r{r}" for r, k in rounds) + ")"
         if at is None:
-            return f": RSS not placed on a {unit} in r{rep}{n_words}"
+            return f": RSS sampled outside the {unit}s in r{rep}{n_words}"
         at_words = f" at {unit} {at} of r{rep}"
     else:
         if at is None:
-            return f": RSS not placed on a {unit}{n_words[:-1]} placed)" if n_words else ""
+            # the max's RSS came from before the first step or after the last; n counts the others
+            return f": RSS sampled outside the {unit}s (n={n} RSS round{'' if n == 1 else 's'} on them)" if n_words else ""
         at_words = f" at {unit} {at}"
     if rss is None:
         return f"{at_words}: no content RSS sampled by then (modeled bytes only)"

@@ -106,7 +106,7 @@ def test_a_budget_not_crossed_reads_not_reached_in_every_table(analysed):
             assert said in row, row
             rounds = int(r["content_rss_samples"])                # how many RSS rounds the max rests on
             at = r["memory_budget_counted_token"]
-            assert (f"{said} at token {int(at)}: " if pd.notna(at) else f"{said}: RSS not placed on a token") in row, row
+            assert (f"{said} at token {int(at)}: " if pd.notna(at) else f"{said}: RSS sampled outside the tokens") in row, row
             assert f"(n={rounds} RSS round" in row, row
             assert "token 0" not in row, row
         for _, g in s.groupby("variant"):

@@ -53,7 +53,7 @@ def test_the_console_answers_the_memory_budget_per_cell(tmp_path):
         tail += r": too few RSS rounds to say it was never passed between them \(needs 3\)" if 0 < n < 3 else ""
         word = "not decided" if tail else "not reached"   # too few rounds: not passed where sampled, no more
         assert re.fullmatch(r"  chromium decode-loop/(fresh|reuse) \[tiny\]( r1)?: memory budget 400 MB: "
-                            + word + r" \(max \d+ MB of 400 MB(: RSS not placed on a token| at token \d+: RSS "
-                            r"(sampled there|carried forward from token \d+)) \(n=\d+ RSS rounds?( placed)?\)\)" + tail, x), x
+                            + word + r" \(max \d+ MB of 400 MB(: RSS sampled outside the tokens| at token \d+: RSS "
+                            r"(sampled there|carried forward from token \d+)) \(n=\d+ RSS rounds?( on them)?\)\)" + tail, x), x
     # nothing projected here (too few floors): the finding is not repeated on the console
     assert "Memory budget (--memory-budget" not in r.stdout

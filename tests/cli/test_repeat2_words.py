@@ -82,7 +82,7 @@ def test_a_cell_whose_content_process_was_sampled_only_in_the_warm_up_says_so(re
         or note in page
     assert "156.8 (n=0: warm-up only)" in page  # the cells table (the retention table is memory.j2's)
     budget = next(x for x in out.splitlines() if "chromium decode-loop/reuse [tiny]:" in x and "memory budget" in x)
-    assert budget.endswith("not decided (max 164 MB of 2,048 MB: RSS not placed on a token (n=0 RSS rounds placed)): "
+    assert budget.endswith("not decided (max 164 MB of 2,048 MB: RSS sampled outside the tokens (n=0 RSS rounds on them)): "
                            "its content-process RSS rests on no in-step sample (content process not sampled after the warm-up)"), budget
     others = [x for x in out.splitlines() if "memory budget" in x and x is not budget]
     assert len(others) == 8 and sum("no in-step sample" in x for x in others) == 1
