@@ -87,7 +87,7 @@ class Difference:
             # about (issue 20: a zero-width interval is never called significant)
             return EXACT_WORDS if self.evidence == "exact" else "significant"
         if self.significant is False:
-            return "not significant"
+            return EXACT_SAME if self.evidence == "exact" else "not significant"
         return self.evidence or "no interval"
 
     @property
@@ -130,7 +130,9 @@ class Difference:
             return f"{ex}; {self.verdict}" if ex else self.verdict
         if self.significant is False:
             where = "the CI across repetitions" if self.reps_low is not None else "its 95% CI"
-            base = self.evidence if self.evidence and self.evidence != "exact" else "not significant"
+            if self.evidence == "exact":
+                return EXACT_SAME
+            base = self.evidence or "not significant"
             return f"{base}: {where} includes 0" if self.diff != 0 or self.diff_low is not None else base
         return self.verdict
 
@@ -138,6 +140,9 @@ class Difference:
 #: The verdict of a WebGPU call count that differs by the same amount on every step of each side
 #: (``ci_method`` "exact"): a measured fact, not a statistical claim.
 EXACT_WORDS = "exact: the same count on every step of each side"
+#: The verdict of an exact difference of 0 (the same count on every step of both sides): no
+#: difference, measured, not a test that found none.
+EXACT_SAME = "no difference: the same count on every step of both sides"
 
 
 def _rel(b: float, a: float) -> float | None:

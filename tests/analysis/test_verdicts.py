@@ -186,7 +186,7 @@ def test_three_repetitions_a_side_are_judged_across_repetitions():
 
 @pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if (p / "manifest.json").exists()))
 def test_no_recorded_run_calls_within_run_noise_or_a_zero_width_interval_significant(name):
-    from harness.stats.differences import EXACT_WORDS
+    from harness.stats.differences import EXACT_SAME, EXACT_WORDS
     from harness.stats.metrics import deterministic, metric_kind
 
     a = pipeline.analyse(RUNS / name)
@@ -201,7 +201,8 @@ def test_no_recorded_run_calls_within_run_noise_or_a_zero_width_interval_signifi
         if d.significant is not None:
             # an exact count difference (the same on every step of each side) is stated as such,
             # never as "significant": it has a zero-width interval
-            words = (EXACT_WORDS, "not significant") if d.ci_method == "exact" else ("significant", "not significant")
+            # (a difference of 0 there: "no difference", measured, not a test that found none)
+            words = (EXACT_WORDS if d.diff else EXACT_SAME,) if d.ci_method == "exact" else ("significant", "not significant")
             assert d.evidence and d.verdict.startswith(words), d
     diffs = {(d.a, d.b, d.metric): d for d in a.stats.differences}
     for f in (f for f in a.findings if f.kind == "time_per_token"):

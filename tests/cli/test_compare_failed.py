@@ -42,8 +42,9 @@ def test_summary_md_bolds_a_difference_only_when_it_is_significant(tmp_path):
     assert c.comparison.differences and not any(d.significant for d in c.comparison.differences)
     md = ci_files.markdown("compare", None, c.comparison.differences, [], findings=c.findings)
     finding = next(x for x in md.splitlines() if x.startswith("- B − A: "))
-    assert "**" not in finding, finding  # ms_per_token: no significance claimed; bind groups 0: not significant
-    assert "no significance claimed" in finding and "(not significant)" in finding
+    assert "**" not in finding, finding  # ms_per_token: no significance claimed; bind groups 0: no difference
+    assert "no significance claimed" in finding and "(not significant)" not in finding
+    assert "bind_groups_per_token 0 (+0.0%) (no difference: the same count on every step of both sides)" in finding
     # a run's findings: reuse's -100% createBindGroup per token vs fresh is significant, so bold
     run = pipeline.analyse(a, out_dir=tmp_path / "r")
     sig = [d for d in run.stats.differences if d.significant and d.metric == "bind_groups_per_token"]
