@@ -22,7 +22,8 @@ def memory_metrics(g: GroupStats) -> list[tuple[str, str]]:
     for role in ("content", "gpu"):
         for ptype in PROCESS_ROLES[role]:
             if f"rss_growth_bytes_per_token_{ptype}" in g.metrics:
-                out.append((f"RSS of all {ptype} processes (sum)", f"rss_growth_bytes_per_token_{ptype}"))
+                what = f"every {ptype}" if ptype.endswith("process") else f"all {ptype} processes"  # "gpu-process"
+                out.append((f"RSS of {what} (sum)", f"rss_growth_bytes_per_token_{ptype}"))
                 break
     out += [(label, m) for label, m in (("modeled native bytes of live bind groups (a model)",
                                          "modeled_native_growth_bytes_per_token"),
@@ -334,7 +335,7 @@ def gc_checkpoints(inp: Inputs) -> list[Finding]:
 
 
 def _n_per_variant(fam, rs: list[dict]) -> str:
-    """``fresh n=3, 4 tokens; reuse n=1 token in each of 2 repetitions``: how many positions each
+    """``fresh n=3 and 4 tokens in its 2 repetitions; reuse n=1 token in each of 2 repetitions``: how many positions each
     variant's series had, per repetition (memory_series.csv ``points``); no variant name for a
     family of one variant."""
     out = []
@@ -342,7 +343,7 @@ def _n_per_variant(fam, rs: list[dict]) -> str:
         pts = [int(r.get("points") or 0) for r in rs if r["group"] == g.key.label]
         if pts:
             n = (_n_tokens(pts[0]) + (f" in each of {len(pts)} repetitions" if len(pts) > 1 else "")
-                 if len(set(pts)) == 1 else f"n={', '.join(map(str, pts))} tokens")
+                 if len(set(pts)) == 1 else f"n={', '.join(map(str, pts[:-1]))} and {pts[-1]} tokens in its {len(pts)} repetitions")
             out.append(n if len(fam) == 1 else f"{g.key.variant} {n}")
     return "; ".join(out)
 

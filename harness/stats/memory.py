@@ -200,7 +200,8 @@ def _measured_series(cell, warmup: int) -> dict[str, Series]:
         for ptype in [c for c in rounds.columns if c not in ("token", "time_s")]:
             v = rounds[ptype].to_numpy(float)
             keep = after & ~np.isnan(v)
-            what = "every process" if ptype == "all" else f"all {ptype} processes"  # summed per round
+            # summed per round; Chromium's type names its processes already ("gpu-process")
+            what = "every process" if ptype == "all" else f"every {ptype}" if ptype.endswith("process") else f"all {ptype} processes"
             t, y = per_token(tok[keep], v[keep])
             out[f"rss_bytes_{ptype}"] = Series(f"rss_bytes_{ptype}", f"RSS of {what} (sum, measured)", "bytes", t, y, False)
     m = cell.memory

@@ -156,7 +156,7 @@ def test_rss_is_bounded_by_falls_and_named_as_a_sum(chk_e):
     classes = [f.text() for f in analysis.findings if f.kind == "memory_classes"]
     bounded = [t for t in classes if t.startswith("Bounded (collections bring them back)")]
     assert bounded and not any("RSS" in t for t in bounded)
-    assert any(t.startswith("Bounded (falls bring them back") and "RSS of all gpu-process processes (sum" in t
+    assert any(t.startswith("Bounded (falls bring them back") and "RSS of every gpu-process (sum" in t
                for t in classes)
     # the renderer RSS a growth is said of is the sum of every renderer process of the round
     m = pd.read_csv(out / "memory.csv")

@@ -85,8 +85,8 @@ def test_interval_words_follow_the_interval_and_bytes_use_the_formatter(analysis
 
 
 def test_a_verb_per_variant_from_its_own_interval(analysis):
-    gpu = next(f for f in analysis.findings if f.text().startswith("RSS of all gpu-process processes (sum)"))
-    assert gpu.text() == ("RSS of all gpu-process processes (sum), growth per token: fresh no trend stated 35.6 KiB/token "
+    gpu = next(f for f in analysis.findings if f.text().startswith("RSS of every gpu-process (sum)"))
+    assert gpu.text() == ("RSS of every gpu-process (sum), growth per token: fresh no trend stated 35.6 KiB/token "
                           "[-145 KiB/token, 120 KiB/token] (95% CI includes 0); reuse no trend stated -163 KiB/token "
                           "[-562 KiB/token, -33.3 KiB/token] (1 repetition: within-run only).")  # it said "falls"
     checked = 0

@@ -117,7 +117,7 @@ def test_memory_class_sentences_cover_only_their_variants_and_give_n_per_variant
     per = {v: ", ".join(str(int(p)) for p in heap.loc[heap["group"].str.contains(f"/{v}@"), "points"])
            for v in ("fresh", "reuse")}
     assert per == {"fresh": "3, 4", "reuse": "1, 2"}
-    assert "worker JS heap used (CDP, measured) (fresh n=3, 4 tokens; reuse n=1, 2 tokens)" in few, few
+    assert "worker JS heap used (CDP, measured) (fresh n=3 and 4 tokens in its 2 repetitions; reuse n=1 and 2 tokens in its 2 repetitions)" in few, few
 
 
 def test_gc_versus_latency_follows_the_runs_rule_for_times(reported):

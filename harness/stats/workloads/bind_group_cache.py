@@ -84,7 +84,7 @@ def numbers(tables, run) -> dict | None:
         if any(mc is not None and mc.kind == "retained-growth" for mc in classes):
             why = "its floors rise after every collection"
         elif collections and created and collected <= (1 - KEPT_SHARE) * created:
-            why = f"the GC ran ({collections} collection(s) seen) and collected {collected:.0f} of the {created:.0f} created"
+            why = f"the GC ran ({collections} collection{'' if collections == 1 else 's'} seen) and collected {collected:.0f} of the {created:.0f} created"
         else:
             rows.append({**row, "verdict": "not-collected-yet",
                          "why": "no collection ran in this run (--gc-checkpoints N forces some)"})
