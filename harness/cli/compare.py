@@ -43,6 +43,11 @@ def compare(
         analysis = pipeline.analyse(run_b, budgets, baseline=run_a, out_dir=out, warmup=warmup)
     with bad_input(), disk_errors(out):
         paths = pipeline.write(analysis)
+    if run_a.resolve() == run_b.resolve() or manifests[0] == manifests[1]:  # a run, or a copy of it, with itself
+        console.print(f"note: {'A and B are the same folder' if run_a.resolve() == run_b.resolve() else 'A and B hold the same manifest.json (copies of one run)'}"
+                      ": every difference compares a run with itself, and each side's "
+                      "interval is resampled on its own, so an interval around 0 says nothing about a change",
+                      highlight=False, markup=False)
     print_comparison(analysis.comparison)
     print_budgets(analysis.budgets)
     console.print(f"compare: {paths['compare.html']}")

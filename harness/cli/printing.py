@@ -265,6 +265,14 @@ def _pooled_sizes(analysis, d) -> bool:
     return st.loc[st["cell"].isin(cells), "extra_size_bytes"].nunique() > 1 and "size" not in f"{d.a}{d.b}"
 
 
+def _short_verdict(d) -> str:
+    """A comparison row's verdict column: ``significant``, ``not significant``, ``exact``, ``no
+    difference``, or the end of what is missing (``within-run only``; the whole is in B − A)."""
+    v = d.verdict
+    head = next((w for w in ("significant", "not significant", "exact", "no difference") if v.startswith(w)), None)
+    return head or v.rsplit(": ", 1)[-1]
+
+
 def print_comparison(c) -> None:
     """The comparison table (headline and significant differences), flags and unmatched."""
     from harness.report import format as F
@@ -272,14 +280,14 @@ def print_comparison(c) -> None:
     from harness.stats.metrics import HEADLINE
 
     table = Table(title=f"{c.b_name} (B) vs {c.a_name} (A): B − A, 95% CI")
-    for col in ("configuration", "metric", "A", "B", "B − A (relative)", ""):
+    for col in ("configuration", "metric", "A", "B", "B − A (relative)", "verdict"):
         table.add_column(col, overflow="fold")
     for m in c.matches:
         for d in m.differences:
             if d.metric not in HEADLINE and not d.significant:
                 continue
             row = (m.label + (" ⚑" if m.env_differs else ""), d.metric, F.estimate(m.a.metrics[d.metric]),
-                   F.estimate(m.b.metrics[d.metric]), F.diff(d), "significant" if d.significant else "")
+                   F.estimate(m.b.metrics[d.metric]), F.diff(d), _short_verdict(d))
             table.add_row(*(Text(x) for x in row))
     console.print(table)
     for line in compared_on(c):

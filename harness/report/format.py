@@ -121,7 +121,8 @@ def diff(d: Any) -> str:
     """``-1.11 ms [-3.24, +1.96] (-10.7% [-26.3%, +18.8%])`` for a
     :class:`harness.stats.run.Difference`; no interval when it is a point (every sample equal).
     What its significance rests on follows where that is not the interval itself: the interval
-    across repetitions of a measured quantity, and what is missing (``(1 repetition: within-run
+    across repetitions of a measured quantity (``(within-run; across 2 + 2 repetitions: [-14.8,
+    +10.7])``: the first intervals are within-run), and what is missing (``(1 repetition: within-run
     only)``, ``(emulated WebGPU: … not compared)``) or the verdict when Holm's correction decided it
     (``(not significant after Holm's correction over 6 (p=0.021 > 0.0167))``: Difference.verdict).
     A plain ``significant`` / ``not significant`` is left to the surface (bold, a console mark)."""
@@ -137,7 +138,9 @@ def diff(d: Any) -> str:
     note = " (n=1: no interval)" if d.ci_method == "n=1: no interval" else ""
     evidence = getattr(d, "evidence", "") or ""
     if getattr(d, "reps_low", None) is not None:  # a measured quantity: what its significance rests on
-        note = f" (across {d.reps_a} + {d.reps_b} repetitions: [{signed(d.reps_low, d.unit)}, {signed(d.reps_high, d.unit)}])"
+        # the intervals before it are within-run (tokens resampled): named so, the verdict's follows
+        note = (f" (within-run; across {d.reps_a} + {d.reps_b} repetitions: "
+                f"[{signed(d.reps_low, d.unit)}, {signed(d.reps_high, d.unit)}])")
     if d.significant is None and evidence and evidence != "n=1: no interval":
         note += f" ({evidence})"  # what is missing for a verdict (emulated times: not compared), intervals or not
     elif d.significant is not None and getattr(d, "holm_m", 0):

@@ -41,13 +41,13 @@ def test_holm_withdrawn_time_difference_names_holm_and_both_intervals(reported):
     assert float(row["diff_high"]) < 0 and float(row["reps_high"]) < 0 and row["significant"] == "False"
     assert float(row["p_value"]) == pytest.approx(0.021, abs=5e-4) and row["evidence"].endswith(HOLM)
     line = next(x for x in out.splitlines() if "chromium/decode-loop/reuse" in x and "ms_per_token" in x)
-    assert line.endswith(f"(across 2 + 2 repetitions: [-0.6379, -0.1471]) ({HOLM})"), line
+    assert line.endswith(f"(within-run; across 2 + 2 repetitions: [-0.6379, -0.1471]) ({HOLM})"), line
     stats = json.loads((d / "stats.json").read_text())
     text = next(f["text"] for f in stats["findings"] if f["kind"] == "time_per_token" and "chromium" in f["scope"])
     assert f"(both CIs exclude 0; {HOLM})" in text and "includes 0" not in text, text
     md = (d / "summary.md").read_text()
     assert f"(both CIs exclude 0; {HOLM})" in md
-    assert f"| ms_per_token | -0.4075 ms [-0.5426, -0.2375] (-6.1% [-8.1%, -3.6%]) (across 2 + 2 repetitions: " \
+    assert f"| ms_per_token | -0.4075 ms [-0.5426, -0.2375] (-6.1% [-8.1%, -3.6%]) (within-run; across 2 + 2 repetitions: " \
            f"[-0.6379, -0.1471]) ({HOLM}) |" in md
     assert HOLM in html.unescape((d / "report.html").read_text())
 
