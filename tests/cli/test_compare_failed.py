@@ -52,3 +52,19 @@ def test_summary_md_bolds_a_difference_only_when_it_is_significant(tmp_path):
     md = ci_files.markdown("run", run.stats, run.stats.differences, [], findings=run.findings)
     line = next(x for x in md.splitlines() if x.startswith("- createBindGroup calls per token"))
     assert re.search(r"\(\*\*-100\.0%\*\* vs fresh\)", line), line
+
+
+def test_compare_of_a_run_with_itself_says_so_and_each_row_has_its_verdict(tmp_path):
+    a = shutil.copytree(A, tmp_path / "a")
+    r = CliRunner().invoke(app, ["compare", str(a), str(a), "-o", str(tmp_path / "c")], terminal_width=400)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("note: A and B are the same folder: every difference compares a run with itself"), r.stdout
+    rows = [x for x in r.stdout.splitlines() if x.startswith("│ chromium/decode-loop/")]
+    cells = {tuple(c.strip() for c in x.strip("│").split("│")[1:2] + x.strip("│").split("│")[-1:]) for x in rows}
+    # counts the same on every step of both sides: no difference, measured (not "not significant")
+    assert ("bind_groups_per_token", "no difference") in cells and ("ms_per_token", "not significant") in cells, cells
+    assert "(within-run; across 2 + 2" in r.stdout, r.stdout
+    # a copy of the run (the same manifest.json in another folder) is named too
+    b = shutil.copytree(A, tmp_path / "b")
+    r = CliRunner().invoke(app, ["compare", str(a), str(b), "-o", str(tmp_path / "d")], terminal_width=400)
+    assert r.exit_code == 0 and r.stdout.startswith("note: A and B hold the same manifest.json (copies of one run)"), r.stdout
