@@ -31,7 +31,7 @@ from harness import gc_pause
 from harness import stats as S
 from harness import tables as T
 from harness.placement import after_last_step_notes, measurement_notes
-from harness.process_types import content_notes
+from harness.process_types import content_notes, shared_content_notes
 from harness.report import render
 from harness.report import engines as E
 from harness.report import findings as FD
@@ -126,7 +126,7 @@ def analyse(run_dir: Path, budgets: Sequence[B.Budget] = (), baseline: Path | No
     if m.get("auto_sample"):
         notes.append(f"auto-sample: {m['auto_sample']['reason']}")
     measurement = (measurement_notes(t.summary, m) + after_last_step_notes(t.memory, t.summary) + content_notes(t.memory)
-                   + inject_crosscheck(t.summary))
+                   + shared_content_notes(t.memory) + inject_crosscheck(t.summary))
     notes += measurement
     notes += cell_notes(t)
     bands = {col: chart_bands(run, col) for col in ("create_bind_group", "bind_groups_live", "wall_ms")}

@@ -35,3 +35,33 @@ def content_notes(memory) -> list[str]:
             out.append(f"`{cell}`: content process sampled in {have} of {n} sampling rounds: every-process RSS "
                        f"(peak_rss_bytes_all, rss_growth_bytes_per_token_all) from those {have} only")
     return out
+
+
+def shared_content_notes(memory) -> list[str]:
+    """One line per cell whose content process (memory.csv psutil/footprint rows of
+    :data:`CONTENT_PROCESS_TYPES`, by ``pid``) is one an earlier cell of the run was sampled in:
+    WebKitGTK's WebDriver keeps one WebKitWebProcess for a session's pages, so a later cell's
+    content RSS, its memory-budget reading and its RSS growth start from what the earlier cells
+    left there (the statement checker: reuse's RSS before its first step was above fresh's peak).
+    Cells in memory.csv's order (the run's); ``memory``: memory.csv as a pandas DataFrame."""
+    if not len(memory) or not {"process_type", "pid", "cell"} <= set(memory.columns):
+        return []
+    m = memory[memory["source"].isin(PROCESS_SOURCES) & memory["process_type"].isin(CONTENT_PROCESS_TYPES)
+               & memory["pid"].notna()]
+    first: dict[int, str] = {}  # pid → the first cell sampled in it
+    out = []
+    for cell, rows in m.groupby("cell", sort=False):
+        shared: dict[int, tuple[str, str]] = {}
+        for pid, ptype in rows[["pid", "process_type"]].drop_duplicates("pid").itertuples(index=False):
+            owner = first.setdefault(int(pid), cell)
+            if owner != cell:
+                shared[int(pid)] = (str(ptype), owner)
+        if shared:
+            types = " / ".join(dict.fromkeys(t for t, _ in shared.values()))
+            owners = ", ".join(f"`{o}`" for o in dict.fromkeys(o for _, o in shared.values()))
+            pids = ", ".join(map(str, shared))
+            out.append(f"⚠ `{cell}`: its content process{'es' if len(shared) > 1 else ''} ({types}, "
+                       f"pid{'s' if len(shared) > 1 else ''} {pids}) {'are those' if len(shared) > 1 else 'is the one'} "
+                       f"{owners} ran in before it: its content-process RSS, memory-budget reading and RSS growth "
+                       "include what earlier cells left there")
+    return out

@@ -58,3 +58,23 @@ def test_every_process_peak_comes_from_complete_cells_only(analysis):
     s = analysis.tables.summary.set_index("cell")
     assert s.loc["chromium.decode-loop.reuse.tiny.r1", "content_rss_bytes_max"] != s.loc[
         "chromium.decode-loop.reuse.tiny.r1", "content_rss_bytes_max"]  # NaN: not measured, never 0
+
+
+def test_a_content_process_an_earlier_cell_ran_in_is_named(tmp_path):
+    # WebKitGTK: one WebKitWebProcess served fresh and then reuse (tests/analysis/runs/webkit-decode-loop):
+    # reuse's content RSS starts from what fresh left in it, and the notes say so; Chromium's cells
+    # each have their own renderer (tests/analysis/runs/chromium-decode-loop): no such note
+    a, _ = pipeline.analyse_and_write(Path(__file__).resolve().parent / "runs" / "webkit-decode-loop", out_dir=tmp_path / "wk")
+    m = _psutil(a)
+    m = m[m["process_type"] == "WebKitWebProcess"]
+    pids = {c: set(g["pid"].astype(int)) for c, g in m.groupby("cell")}
+    fresh, reuse = "webkit.decode-loop.fresh.tiny.r0", "webkit.decode-loop.reuse.tiny.r0"
+    assert pids[fresh] == pids[reuse] and len(pids[reuse]) == 2
+    said = [n for n in a.notes if "ran in before it" in n]
+    assert said == [f"⚠ `{reuse}`: its content processes (WebKitWebProcess, pids "
+                    f"{', '.join(map(str, sorted(pids[reuse], key=list(m.loc[m['cell'] == reuse, 'pid']).index)))}) "
+                    f"are those `{fresh}` ran in before it: its content-process RSS, memory-budget reading and RSS "
+                    "growth include what earlier cells left there"], said
+    assert said[0] in (a.out_dir / "summary.md").read_text(encoding="utf-8")
+    b, _ = pipeline.analyse_and_write(Path(__file__).resolve().parent / "runs" / "chromium-decode-loop", out_dir=tmp_path / "cr")
+    assert not any("ran in before it" in n for n in b.notes)
