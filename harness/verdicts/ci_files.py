@@ -130,9 +130,11 @@ def junit_xml(results: list[BudgetResult], path: Path, suite: str = "webgpu-harn
 
 def stated_growth(n) -> bool:
     """Whether a growth per token (a :class:`harness.report.finding.Number` of a ``*growth*``
-    metric) carries a trend the findings state: its 95% CI excludes 0, from 2 repetitions or more,
+    metric) carries a trend the findings state (or is exact): its 95% CI excludes 0, from 2 repetitions or more,
     fitted to 3 floors or more or to a flat series (not a rate between collections from fewer
     floors: harness/report/format.py ``rate_between_collections``)."""
+    if n.ci_method == "exact":  # the same value at every position: measured, not a trend (``0``: flat)
+        return True
     return bool(n.excludes_zero and (n.n_reps or 0) >= 2 and "series" not in str(n.basis or "").split("+"))
 
 
