@@ -142,10 +142,16 @@ def memory_budget(inp: Inputs) -> list[Finding]:
     return out
 
 
+def _count(row: dict, key: str) -> int:
+    """How many positions a space-separated column of memory_series.csv names (``falls``,
+    ``collection_events``, ``forced_events``)."""
+    v = row.get(key)
+    return len(str(v).split()) if v is not None and v == v else 0
+
+
 def _falls(row: dict) -> int:
     """How many steps a row of memory_series.csv says the series fell in (``falls``)."""
-    f = row.get("falls")
-    return len(str(f).split()) if f is not None and f == f else 0
+    return _count(row, "falls")
 
 
 def _floors(row: dict) -> int:
@@ -184,6 +190,7 @@ CLASS_WORDS = {"too-few-samples": "too few samples", "flat": "flat", "bounded": 
 #: Classes said together in one sentence per family when every variant's series has them.
 CALM = {"flat": "Flat (nothing new kept, nothing collected)", "bounded": "Bounded (collections bring them back)",
         "falls": "Bounded (falls bring them back: measured RSS and heap have no collection counter)",
+        "uncollected": "Bounded (falls with no collection of them bring them back: destroy(), or a device destroyed or lost)",
         "flat-fell": "Flat until one drop (nothing new kept; it fell once, at the step memory_series.csv's "
                      "`falls` names: destroy() or a collection, its `reason` says which)"}
 
@@ -250,6 +257,9 @@ def memory_classes(inp: Inputs) -> list[Finding]:
                     elif kind == "flat" and any(_fell_once(r) for r in hr):
                         # never "nothing collected" then
                         calm.setdefault(("flat-fell", held), []).append(f"{label} ({_evidence(hr)})")
+                    elif kind == "bounded" and not any(_count(r, "collection_events") for r in hr):
+                        # a counted series that fell with no collection of its own: destroy() freed it
+                        calm.setdefault(("uncollected", held), []).append(f"{label} ({_evidence(hr)})")
                     else:
                         calm.setdefault((kind, held), []).append(f"{label} ({_evidence(hr)})")
                 continue
@@ -358,17 +368,13 @@ def _evidence(rows: list[dict]) -> str:
         lo, hi = min(vals), max(vals)
         return f"{lo}{'–' + str(hi) if hi != lo else ''} {one if hi == 1 else many}"
 
-    def count(r: dict, key: str) -> int:
-        v = r.get(key)
-        return len(str(v).split()) if v is not None and v == v else 0
-
     points = [int(r.get("points") or 0) for r in rows]
     if not points:
         return "no rows"
-    out = [f"n={span(points, 'position', 'positions')}", span([count(r, "falls") for r in rows], "fall", "falls")]
+    out = [f"n={span(points, 'position', 'positions')}", span([_count(r, "falls") for r in rows], "fall", "falls")]
     for key, one, many in (("collection_events", "collection event", "collection events"),
                            ("forced_events", "forced collection", "forced collections")):
-        n = [count(r, key) for r in rows]
+        n = [_count(r, key) for r in rows]
         if any(n):
             out.append(span(n, one, many))
     return ", ".join(out)

@@ -44,10 +44,13 @@ STEP_SERIES: dict[str, tuple[str, str, str, str | None]] = {
                          "bind_groups_collected"),
     "buffers_live": ("buffers_live", "buffers", "GPUBuffer wrappers not yet collected (destroyed ones included)",
                      "buffers_collected"),
+    # their collections: buffer_bytes_collected, bytes of buffers collected before destroy() (a
+    # collected wrapper of a destroyed buffer, buffers_collected's too, takes nothing from them)
     "buffers_not_destroyed": ("buffers_not_destroyed", "buffers",
-                              "GPUBuffers not destroyed (created − destroyed − collected before destroy)", None),
+                              "GPUBuffers not destroyed (created − destroyed − collected before destroy)",
+                              "buffer_bytes_collected"),
     "buffer_bytes_live": ("buffer_bytes_live", "bytes", "buffer bytes not destroyed (created − destroyed − collected)",
-                          None),
+                          "buffer_bytes_collected"),
     # the emulation releases a bind group's native bytes when its wrapper is collected (web/emulation/)
     "modeled_native_bytes": ("modeled_native_bytes", "bytes", "modeled native bytes of bind groups (emulated)",
                              "native_bind_groups_released"),

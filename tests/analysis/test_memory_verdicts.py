@@ -245,8 +245,15 @@ def test_bounded_needs_floors_that_do_not_rise_and_falls_are_counted_apart_from_
         assert r["class"] == "growing-until-collected", r
     text = [f.text() for f in a.findings if f.kind == "memory_classes"]
     assert not any(t.startswith("Bounded") and "buffer bytes not destroyed" in t for t in text), text
+    # its falls are collections (buffer_bytes_collected rose at both): no "(no collection seen)"
+    steps = a.tables.steps
+    for variant, at in (("evict", [7, 19]), ("never", [7, 20])):
+        s = steps[steps["cell"] == f"chromium.decode-loop.reuse.tiny.bind_group_cache-{variant}.r0"]
+        rose = s.loc[s["buffer_bytes_collected"].diff() > 0, "step"].tolist()
+        assert rose == at and rows[(s["cell"].iloc[0], "buffer_bytes_live")]["collection_events"] == " ".join(map(str, at))
     assert sum(t.startswith("Buffer bytes not destroyed") and "not known (2 floors; needs 3)" in t
-               and "(n=23 positions, 2 falls, 2 forced collections)" in t for t in text) == 2, text
+               and "(n=23 positions, 2 falls, 2 collection events, 2 forced collections)" in t
+               and "no collection seen" not in t for t in text) == 2, text
     # never: the bind groups never fell; the 2 forced collections freed none: no "drops" to be between
     never = rows[("chromium.decode-loop.reuse.tiny.bind_group_cache-never.r0", "bind_groups_live")]
     assert (never["falls"], never["collection_events"], never["forced_events"]) == ("", "", "7 20")
@@ -260,3 +267,8 @@ def test_bounded_needs_floors_that_do_not_rise_and_falls_are_counted_apart_from_
     assert (len(r["falls"].split()), len(r["collection_events"].split())) == (5, 7)
     assert any("live GPUBindGroup wrappers (created − collected) (n=17 positions, 5 falls, 7 collection events)" in f.text()
                for f in b.findings), [f.text() for f in b.findings]
+    # its buffer bytes fell at destroy() (buffer_bytes_collected 0 throughout): not "collections bring them back"
+    st = b.tables.steps
+    assert (st["buffer_bytes_collected"].fillna(0) == 0).all()
+    said = [f.text() for f in b.findings if "buffer bytes not destroyed" in f.text()]
+    assert said and all(t.startswith("Bounded (falls with no collection of them bring them back: destroy()") for t in said), said
