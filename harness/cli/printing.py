@@ -187,8 +187,8 @@ def print_workload_tables(analysis) -> None:
         heads = CYCLE_HEADS.get(c["workload"], []) + CYCLE_COMMON_HEADS
         content = next((p for p in c["ptypes"] if p in CONTENT_PROCESS_TYPES), None)
         gpu = next((p for p in c["ptypes"] if p in GPU_PROCESS_TYPES), None)
-        heads += [(f"rss_bytes_after_{p}", f"{p} MiB", "mib") for p in (content, gpu) if p]
-        heads.append(("rss_bytes_after_all", "all MiB", "mib"))
+        heads += [(f"rss_bytes_after_{p}", f"{p} MiB (sum)", "mib") for p in (content, gpu) if p]
+        heads.append(("rss_bytes_after_all", "all MiB (sum)", "mib"))
         heads = [h for h in heads if any(not _missing(r.get(h[0])) for r in c["cycles"])]
         what = "session cycle" if c["workload"] == "ort-run" else "page load"
         title = (f"{row_label(c['row'])}: per {what} (JS heap and RSS: median of the samples taken after the cycle; "
