@@ -13,6 +13,12 @@ GPU_PROCESS_TYPES = ("gpu-process", "WebKitGPUProcess", "GPU")
 PROCESS_SOURCES = ("psutil", "footprint")
 
 
+def processes_of(ptype: str) -> str:
+    """The processes of one type as a sentence names them: ``all renderer processes``, ``every
+    gpu-process`` (Chromium's type names its processes already: not "gpu-process processes")."""
+    return f"every {ptype}" if ptype.endswith("process") else f"all {ptype} processes"
+
+
 def content_notes(memory) -> list[str]:
     """One line per cell whose per-process samples (memory.csv rows of :data:`PROCESS_SOURCES`)
     lack the content process in some sampling rounds (a round: the samples of one ``time_s``):

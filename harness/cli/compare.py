@@ -43,8 +43,9 @@ def compare(
         analysis = pipeline.analyse(run_b, budgets, baseline=run_a, out_dir=out, warmup=warmup)
     with bad_input(), disk_errors(out):
         paths = pipeline.write(analysis)
-    if run_a.resolve() == run_b.resolve() or manifests[0] == manifests[1]:  # a run, or a copy of it, with itself
-        console.print(f"note: {'A and B are the same folder' if run_a.resolve() == run_b.resolve() else 'A and B hold the same manifest.json (copies of one run)'}"
+    same_folder = run_a.resolve() == run_b.resolve()
+    if same_folder or manifests[0] == manifests[1]:  # a run, or a copy of it, with itself
+        console.print(f"note: {'A and B are the same folder' if same_folder else 'A and B hold the same manifest.json (copies of one run)'}"
                       ": every difference compares a run with itself, and each side's "
                       "interval is resampled on its own, so an interval around 0 says nothing about a change",
                       highlight=False, markup=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from harness.memory_budget import budget_reading
+from harness.process_types import processes_of
 from harness.report.finding import FIELD_KILL_BYTES, PROCESS_ROLES, Finding, Inputs, Number, families
 from harness.stats.floors import MIN_FLOORS, MIN_POINTS
 from harness.stats.run import GroupStats
@@ -22,8 +23,7 @@ def memory_metrics(g: GroupStats) -> list[tuple[str, str]]:
     for role in ("content", "gpu"):
         for ptype in PROCESS_ROLES[role]:
             if f"rss_growth_bytes_per_token_{ptype}" in g.metrics:
-                what = f"every {ptype}" if ptype.endswith("process") else f"all {ptype} processes"  # "gpu-process"
-                out.append((f"RSS of {what} (sum)", f"rss_growth_bytes_per_token_{ptype}"))
+                out.append((f"RSS of {processes_of(ptype)} (sum)", f"rss_growth_bytes_per_token_{ptype}"))
                 break
     out += [(label, m) for label, m in (("modeled native bytes of live bind groups (a model)",
                                          "modeled_native_growth_bytes_per_token"),
@@ -143,27 +143,17 @@ def memory_budget(inp: Inputs) -> list[Finding]:
 
 
 def _count(row: dict, key: str) -> int:
-    """How many positions a space-separated column of memory_series.csv names (``falls``,
-    ``collection_events``, ``forced_events``)."""
+    """How many entries a space-separated column of memory_series.csv names (``falls``,
+    ``collection_events``, ``forced_events``; ``floors``: ``token:value`` pairs)."""
     v = row.get(key)
     return len(str(v).split()) if v is not None and v == v else 0
-
-
-def _falls(row: dict) -> int:
-    """How many steps a row of memory_series.csv says the series fell in (``falls``)."""
-    return _count(row, "falls")
-
-
-def _floors(row: dict) -> int:
-    """How many floors a row of memory_series.csv names (``floors``: ``token:value`` pairs)."""
-    return len(str(row.get("floors") or "").split())
 
 
 def _came_back(row: dict) -> bool:
     """Whether a growing-until-collected row was seen freed: :data:`MIN_FLOORS` floors or more
     whose rise a later drop took back (harness/stats/floors.py ``classify``); with fewer it rose
     and no one knows whether collections would free it (its reason says so)."""
-    return _floors(row) >= MIN_FLOORS
+    return _count(row, "floors") >= MIN_FLOORS
 
 
 def _class_words(row: dict) -> str:
@@ -198,8 +188,7 @@ CALM = {"flat": "Flat (nothing new kept, nothing collected)", "bounded": "Bounde
 def _fell_once(row: dict) -> bool:
     """A flat series that fell once (harness/stats/floors.py: one drop is not enough for bounded):
     memory_series.csv's ``falls`` names the step."""
-    f = row.get("falls")
-    return f is not None and f == f and str(f) != ""
+    return _count(row, "falls") > 0
 
 
 def _measured(name: str) -> bool:
@@ -277,12 +266,12 @@ def memory_classes(inp: Inputs) -> list[Finding]:
                                           {"workload": "memory", "cell": r["cell"], "series": name,
                                            "field": "rate_between_collections"})] if unit == "bytes"
                                   else [f"{rate:,.3g} {unit}/token"])
-                        parts += [" between drops" if _falls(r) else ""]  # a forced collection that freed nothing is no drop
-                    if not _measured(name) and not str(r.get("collection_events") or "").strip():
+                        parts += [" between drops" if _count(r, "falls") else ""]  # a forced collection that freed nothing is no drop
+                    if not _measured(name) and not _count(r, "collection_events"):
                         parts += [" (no collection seen)"]  # a counted series: its collected counter never rose
                 unknown = [r for r in growing if not _came_back(r)]
                 if unknown:  # the class says growth a collection frees; here that was not seen
-                    floors = sorted({_floors(r) for r in unknown})
+                    floors = sorted({_count(r, "floors") for r in unknown})
                     parts += [f"; whether collections bring it back is not known ("
                               f"{'–'.join(map(str, floors))} floor{'' if floors[-1] == 1 else 's'}; needs {MIN_FLOORS})"]
                 leaks = [r for r in gr if r.get("class") == "retained-growth" and r.get("floor_slope") is not None]

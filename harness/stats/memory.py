@@ -36,6 +36,7 @@ from harness.stats.floors import (FIT_POINTS, KINDS, MIN_FLOORS, MIN_POINTS, Mem
                                   drops, fit_strata, floor_slope, floors_of, growth_fit, growth_strata, noise,
                                   per_token, segment_rate, segments, thin, too_few)
 from harness.tables import CONTENT_PROCESS_TYPES
+from harness.process_types import processes_of
 
 #: Series from steps.csv: name → (column, unit, label, own collected counter or None). Exact
 #: counts (or modeled bytes): any fall is a drop.
@@ -203,8 +204,7 @@ def _measured_series(cell, warmup: int) -> dict[str, Series]:
         for ptype in [c for c in rounds.columns if c not in ("token", "time_s")]:
             v = rounds[ptype].to_numpy(float)
             keep = after & ~np.isnan(v)
-            # summed per round; Chromium's type names its processes already ("gpu-process")
-            what = "every process" if ptype == "all" else f"every {ptype}" if ptype.endswith("process") else f"all {ptype} processes"
+            what = "every process" if ptype == "all" else processes_of(ptype)  # summed per round
             t, y = per_token(tok[keep], v[keep])
             out[f"rss_bytes_{ptype}"] = Series(f"rss_bytes_{ptype}", f"RSS of {what} (sum, measured)", "bytes", t, y, False)
     m = cell.memory
